@@ -1,0 +1,1 @@
+"""The graphrelease command-line interface: a thin Typer shell over the library."""

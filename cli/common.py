@@ -1,0 +1,46 @@
+"""Shared CLI plumbing: the one place that turns a UserError into a clean one-line message and an exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def run_cli(app: typer.Typer, args: list[str] | None = None) -> int:
+    """Run ``app``; print library UserErrors as one line on stderr, without a traceback."""
+    from graphrelease.errors import UserError
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    try:
+        result = app(args=args, standalone_mode=False)
+    except UserError as err:
+        err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        return err.exit_code
+    except typer.Abort:
+        err_console.print("[bold red]aborted[/]")
+        return 130
+    except KeyboardInterrupt:
+        err_console.print("[bold red]interrupted[/]: nothing half-written was left behind")
+        return 130
+    except typer.Exit as ex:
+        return ex.exit_code
+    except Exception as err:  # click usage errors carry their own exit code; everything else is a bug
+        import click
+
+        if isinstance(err, click.ClickException):
+            err.show(file=sys.stderr)
+            return err.exit_code
+        raise
+    return result if isinstance(result, int) else 0
+
+
+def fail(message: str, code: int = 2) -> "typer.Exit":
+    """For CLI-level option checks that the library cannot make (rare)."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)

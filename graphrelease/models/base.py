@@ -1,0 +1,44 @@
+"""The one interface every private GNN model / DP embedding method implements.
+
+``model.fit(graph, budget)`` trains under ``budget`` (which owns the ledger); ``model.predict(graph)`` and
+``model.embed(graph)`` run the released parameters (post-processing, except where a method documents that
+inference reads private structure again and charges for it). Register with ``@MODELS.register("name")``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from graphrelease.graph import Graph
+from graphrelease.registry import Registry
+
+if TYPE_CHECKING:
+    from graphrelease.privacy.budget import Budget
+
+
+class PrivateModel(ABC):
+    name: ClassVar[str]
+    adjacencies: ClassVar[frozenset[str]] = frozenset({"edge"})
+    non_private: ClassVar[bool] = False
+
+    @abstractmethod
+    def fit(self, graph: Graph, budget: "Budget", *, progress: Any = None) -> "PrivateModel":
+        """Train on ``graph`` under ``budget``; returns ``self``."""
+
+    @abstractmethod
+    def predict(self, graph: Graph) -> np.ndarray:
+        """Class predictions (node classification) or scores, one row per node."""
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        raise NotImplementedError(f"{self.name} does not produce embeddings")
+
+    @abstractmethod
+    def save(self, directory: Path) -> list[Path]:
+        """Write released weights + config; return files written."""
+
+
+MODELS: Registry[PrivateModel] = Registry("model")
