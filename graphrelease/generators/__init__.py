@@ -1,0 +1,16 @@
+"""Synthetic-graph generators. Importing this package registers every generator in ``GENERATORS``."""
+
+from __future__ import annotations
+
+import importlib
+
+from graphrelease.generators.base import GENERATORS, FittedGenerator, GraphGenerator
+
+# One line per generator module (keep sorted). Each registers itself with @GENERATORS.register("name").
+_GENERATOR_MODULES: list[str] = [
+]
+
+for _module in _GENERATOR_MODULES:
+    importlib.import_module(_module)
+
+__all__ = ["GENERATORS", "FittedGenerator", "GraphGenerator"]

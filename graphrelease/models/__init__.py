@@ -1,0 +1,16 @@
+"""Private GNN models and DP embeddings. Importing this package registers every model in ``MODELS``."""
+
+from __future__ import annotations
+
+import importlib
+
+from graphrelease.models.base import MODELS, PrivateModel
+
+# One line per model module (keep sorted). Each registers itself with @MODELS.register("name").
+_MODEL_MODULES: list[str] = [
+]
+
+for _module in _MODEL_MODULES:
+    importlib.import_module(_module)
+
+__all__ = ["MODELS", "PrivateModel"]
