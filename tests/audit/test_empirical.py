@@ -1,0 +1,125 @@
+"""Empirical privacy audit: the canary attack must flag a broken mechanism and must not flag an honest one."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.stats import beta
+
+from graphrelease.audit.empirical import (
+    choose_canary_edges,
+    clopper_pearson,
+    epsilon_lower_bound,
+    group_guarantee,
+    insert_canary_edges,
+    randomized_response_edges,
+    randomized_response_train_and_score,
+    run_canary_audit,
+)
+from graphrelease.errors import OptionError
+from graphrelease.graph import Graph
+
+
+@pytest.fixture(scope="module")
+def cora_small(data_dir) -> Graph:
+    """The 80 highest-degree nodes of Cora: a small real graph for O(n^2) randomized response."""
+    z = np.load(data_dir / "single" / "cora.npz", allow_pickle=False)
+    a = sp.csr_matrix((z["adj_data"], z["adj_indices"], z["adj_indptr"]), shape=tuple(z["adj_shape"]))
+    g, _ = Graph.from_csr(a, name="cora")
+    top = np.argsort(-g.degrees(), kind="stable")[:80]
+    return g.induced_subgraph(top)
+
+
+def test_clopper_pearson_matches_beta_quantiles():
+    lo, hi = clopper_pearson(37, 100, 0.05)
+    assert lo == pytest.approx(beta.ppf(0.025, 37, 64))
+    assert hi == pytest.approx(beta.ppf(0.975, 38, 63))
+    assert clopper_pearson(0, 50, 0.05)[0] == 0.0
+    assert clopper_pearson(50, 50, 0.05)[1] == 1.0
+    # Zero successes in n trials: the upper bound is 1 - (alpha/2)^(1/n) in closed form.
+    assert clopper_pearson(0, 200, 0.1)[1] == pytest.approx(1 - 0.05 ** (1 / 200))
+    with pytest.raises(OptionError):
+        clopper_pearson(3, 0, 0.05)
+
+
+def test_lower_bound_is_zero_when_scores_do_not_separate():
+    rng = np.random.default_rng(0)
+    b = epsilon_lower_bound(rng.normal(size=400), rng.normal(size=400), delta=1e-5)
+    assert b.epsilon < 0.5
+
+
+def test_lower_bound_symmetric_in_direction():
+    # An attacker whose score is *lower* for members is caught by the swapped events.
+    up = epsilon_lower_bound([1.0] * 300, [0.0] * 300, delta=0.0)
+    down = epsilon_lower_bound([0.0] * 300, [1.0] * 300, delta=0.0)
+    assert up.epsilon == pytest.approx(down.epsilon)
+    assert up.epsilon > 3.0
+
+
+def test_canaries_are_non_edges_and_inserted(cora_small):
+    rng = np.random.default_rng(1)
+    c = choose_canary_edges(cora_small, 15, rng)
+    assert c.shape == (15, 2) and np.all(c[:, 0] < c[:, 1])
+    keys = set(map(tuple, cora_small.edges.tolist()))
+    assert not any(tuple(p) in keys for p in c.tolist())
+    g2 = insert_canary_edges(cora_small, c)
+    assert g2.num_edges == cora_small.num_edges + 15
+
+
+def test_randomized_response_flip_rate(cora_small):
+    eps = 1.0
+    rel = randomized_response_edges(cora_small, eps, np.random.default_rng(2))
+    n = cora_small.num_nodes
+    a = cora_small.to_csr().toarray()[np.triu_indices(n, 1)] > 0
+    b = rel.to_csr().toarray()[np.triu_indices(n, 1)] > 0
+    flip_rate = np.mean(a != b)
+    expected = 1 / (1 + math.e)
+    se = math.sqrt(expected * (1 - expected) / a.size)
+    assert abs(flip_rate - expected) < 5 * se
+    same = randomized_response_edges(cora_small, eps, np.random.default_rng(2), noise=False)
+    assert same.structurally_equal(cora_small)
+
+
+def test_audit_flags_broken_mechanism(cora_small):
+    claimed = 1.0
+    res = run_canary_audit(
+        cora_small, randomized_response_train_and_score(claimed, noise=False), runs=400, delta=1e-5,
+        claimed_epsilon=claimed, rng=np.random.default_rng(3),
+    )
+    assert res.runs_in == res.runs_out == 200
+    # No noise: every in-run shows the canary, no out-run does. 200 runs each at 95% / 8 tests gives ~3.7.
+    assert res.epsilon_lower > 3 * claimed
+    assert res.violation
+
+
+def test_audit_honest_randomized_response_stays_below_claim(cora_small):
+    claimed = 1.0
+    res = run_canary_audit(
+        cora_small, randomized_response_train_and_score(claimed), runs=2000, delta=1e-5,
+        claimed_epsilon=claimed, rng=np.random.default_rng(4),
+    )
+    assert res.epsilon_lower <= claimed
+    assert not res.violation
+    # The audit has power: with 1000 runs per side the bound for a tight eps=1 mechanism is close to 1.
+    assert res.epsilon_lower > 0.6
+    assert res.bound.tpr == pytest.approx(math.e / (1 + math.e), abs=0.05)
+
+
+def test_group_audit_compares_with_group_guarantee(cora_small):
+    eps = 0.5
+    res = run_canary_audit(
+        cora_small, randomized_response_train_and_score(eps), runs=600, canaries_per_run=4, delta=1e-6,
+        claimed_epsilon=eps, rng=np.random.default_rng(5),
+    )
+    assert res.canaries_per_run == 4
+    assert res.claimed_group_epsilon == pytest.approx(2.0)
+    assert group_guarantee(eps, 1e-6, 4)[1] == pytest.approx(4 * math.exp(1.5) * 1e-6)
+    assert res.epsilon_lower <= res.claimed_group_epsilon
+
+
+def test_audit_rejects_bad_scores(cora_small):
+    with pytest.raises(OptionError):
+        run_canary_audit(cora_small, lambda g, c, s: [0.0, 1.0], runs=4, delta=1e-5, rng=np.random.default_rng(0))
