@@ -1,0 +1,367 @@
+"""Shared machinery of the classical edge-DP generators (randomized response, Chung-Lu, TmF, DP-dK, PrivGraph,
+DP-DCSBM): budget charging, Laplace noise, post-processing of noisy counts, and *sparse* samplers.
+
+Nothing here ever builds an ``n x n`` matrix: every sampler works on edge lists and integer pair keys
+``u * n + v`` (``u < v``), so the generators run on the 504k-edge Slashdot graph.
+
+Privacy bookkeeping: :func:`charge_laplace` records a ``laplace`` ledger entry in the run's :class:`Budget`
+*before* the noise is drawn and returned (a charge that would exceed the budget raises ``BudgetError`` and nothing
+is released). Every function below that takes noisy values and no private input is post-processing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from graphrelease.errors import OptionError
+from graphrelease.generators.base import FittedGenerator
+from graphrelease.graph import Graph, GraphCollection
+from graphrelease.privacy.ledger import LedgerEntry
+
+if TYPE_CHECKING:
+    from graphrelease.privacy.budget import Budget
+
+#: Public assumption every edge-DP generator here makes (the certificate's ``public_assumptions``).
+NODE_COUNT_PUBLIC = {
+    "num_nodes": "the node count (and node numbering 0..n-1) is public under edge adjacency",
+}
+
+
+# ----------------------------------------------------------------------------------------------- input / budget
+def require_single_graph(data: Graph | GraphCollection, generator: str) -> Graph:
+    if not isinstance(data, Graph):
+        raise OptionError(
+            f"generator '{generator}' fits one large graph; got a collection '{getattr(data, 'name', '?')}' "
+            "(pick a collection generator, or pass a single graph)"
+        )
+    if data.num_nodes < 2:
+        raise OptionError(f"generator '{generator}' needs at least 2 nodes, graph '{data.name}' has {data.num_nodes}")
+    return data
+
+
+def total_epsilon(budget: "Budget", generator: str) -> float:
+    """The budget's epsilon; classical generators need a finite one (they have no non-private mode)."""
+    eps = float(budget.epsilon)
+    if not np.isfinite(eps) or eps <= 0:
+        raise OptionError(
+            f"generator '{generator}' needs a finite epsilon > 0, got {eps} (pass --epsilon, e.g. --epsilon 1)"
+        )
+    adjacency = getattr(getattr(budget, "ledger", None), "adjacency", None)
+    if adjacency is not None and adjacency.name != "edge":
+        raise OptionError(
+            f"generator '{generator}' certifies edge adjacency only, the budget asks for '{adjacency.name}' "
+            "(use --adjacency edge)"
+        )
+    return eps
+
+
+def split_fractions(fractions: dict[str, float], generator: str) -> dict[str, float]:
+    """Validate a budget split (positive fractions summing to 1)."""
+    total = sum(fractions.values())
+    for name, f in fractions.items():
+        if not (f > 0):
+            raise OptionError(f"generator '{generator}': budget fraction '{name}' must be > 0, got {f}")
+    if abs(total - 1.0) > 1e-9:
+        raise OptionError(f"generator '{generator}': budget fractions must sum to 1, got {total} ({fractions})")
+    return dict(fractions)
+
+
+def laplace_entry(stage: str, epsilon: float, sensitivity: float, proof: str, note: str = "",
+                  count: int = 1) -> LedgerEntry:
+    """Ledger entry of a Laplace mechanism with scale ``sensitivity / epsilon`` (L1 sensitivity)."""
+    return LedgerEntry(
+        mechanism="laplace", stage=stage, params={"epsilon": float(epsilon)}, count=count,
+        sensitivity=float(sensitivity), proof=proof, note=note,
+    )
+
+
+def charge_laplace(budget: "Budget", rng: np.random.Generator, values: np.ndarray | float, *, epsilon: float,
+                   sensitivity: float, stage: str, proof: str, note: str = "") -> np.ndarray:
+    r"""Release ``values + Lap(sensitivity / epsilon)`` (float64), charging the budget first.
+
+    .. math:: \tilde f(G) = f(G) + \mathrm{Lap}(\Delta_1 / \varepsilon)^{\otimes d}
+
+    is :math:`\varepsilon`-DP when :math:`\|f(G) - f(G')\|_1 \le \Delta_1` for neighbouring graphs (Dwork et al.
+    2006, Thm. 1). ``values`` is the whole pre-noise vector of the query.
+    """
+    budget.charge(laplace_entry(stage, epsilon, sensitivity, proof, note))
+    x = np.asarray(values, dtype=np.float64)
+    return x + rng.laplace(0.0, float(sensitivity) / float(epsilon), size=x.shape)
+
+
+# ----------------------------------------------------------------------------------------------- post-processing
+def nonneg_round(x: np.ndarray) -> np.ndarray:
+    return np.maximum(np.rint(np.asarray(x, dtype=np.float64)), 0).astype(np.int64)
+
+
+def norm_sub(noisy: np.ndarray, total: float | None = None) -> np.ndarray:
+    """Project noisy counts onto {x >= 0, sum x = total} (Euclidean projection; total defaults to the noisy sum).
+
+    The "norm-sub" post-processing of Wang et al. (2020, locally private frequency estimation): subtract a common
+    shift and clip at zero so the sum is kept. Integer output by largest-remainder rounding.
+    """
+    x = np.asarray(noisy, dtype=np.float64).ravel()
+    target = float(x.sum()) if total is None else float(total)
+    if x.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if target <= 0:
+        return np.zeros(x.size, dtype=np.int64)
+    # Find the shift t with sum(max(x - t, 0)) = target (piecewise linear, decreasing in t).
+    s = np.sort(x)[::-1]
+    cums = np.cumsum(s)
+    ks = np.arange(1, s.size + 1)
+    ts = (cums - target) / ks
+    valid = s - ts > 0
+    k = int(np.nonzero(valid)[0].max()) if valid.any() else 0
+    t = ts[k]
+    y = np.maximum(x - t, 0.0)
+    return round_preserving_sum(y, int(round(target)))
+
+
+def round_preserving_sum(y: np.ndarray, total: int) -> np.ndarray:
+    """Integer vector close to ``y >= 0`` with sum ``total`` (largest remainder)."""
+    y = np.maximum(np.asarray(y, dtype=np.float64), 0.0)
+    base = np.floor(y).astype(np.int64)
+    short = int(total - base.sum())
+    if short > 0:
+        frac = y - base
+        order = np.argsort(-frac, kind="stable")
+        base[order[: min(short, y.size)]] += 1
+        short -= min(short, y.size)
+        if short > 0:  # more to add than entries: spread evenly
+            base += short // y.size
+            base[: short % y.size] += 1
+    elif short < 0:
+        order = np.argsort(-(y - base), kind="stable")
+        for i in order[::-1]:
+            if short == 0:
+                break
+            take = min(base[i], -short)
+            base[i] -= take
+            short += take
+    return base
+
+
+def isotonic_increasing(y: np.ndarray) -> np.ndarray:
+    """Least-squares non-decreasing fit (pool adjacent violators), Hay et al. 2009 constrained inference."""
+    from sklearn.isotonic import isotonic_regression
+
+    return np.asarray(isotonic_regression(np.asarray(y, dtype=np.float64), increasing=True), dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------------------------- sparse sampling
+def pair_keys(edges: np.ndarray, n: int) -> np.ndarray:
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    lo = np.minimum(e[:, 0], e[:, 1])
+    hi = np.maximum(e[:, 0], e[:, 1])
+    return lo * np.int64(n) + hi
+
+
+def keys_to_edges(keys: np.ndarray, n: int) -> np.ndarray:
+    keys = np.asarray(keys, dtype=np.int64)
+    return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), dtype=np.int64)
+
+
+def _in_sorted(keys: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
+    if sorted_ref.size == 0 or keys.size == 0:
+        return np.zeros(keys.shape, dtype=bool)
+    pos = np.searchsorted(sorted_ref, keys)
+    pos = np.minimum(pos, sorted_ref.size - 1)
+    return sorted_ref[pos] == keys
+
+
+def sample_uniform_nonedges(n: int, k: int, exclude_sorted_keys: np.ndarray, rng: np.random.Generator
+                            ) -> np.ndarray:
+    """``k`` distinct unordered pairs drawn uniformly from the pairs NOT in ``exclude_sorted_keys`` (sorted keys).
+
+    Rejection sampling: draw uniform ordered pairs, drop loops/excluded/repeats, keep a uniformly random subset of
+    the fresh distinct keys. The result is a uniformly random ``k``-subset of the allowed pairs (exchangeability).
+    """
+    total_pairs = n * (n - 1) // 2
+    allowed = total_pairs - int(exclude_sorted_keys.size)
+    if k > allowed:
+        raise OptionError(f"cannot place {k} new edges: only {allowed} free node pairs among {n} nodes")
+    chosen = np.zeros(0, dtype=np.int64)
+    if k <= 0:
+        return chosen
+    # When most pairs are wanted, rejection would crawl: draw the complement instead (never for sparse graphs).
+    if k > allowed // 2 and total_pairs <= 5_000_000:
+        iu, ju = np.triu_indices(n, 1)
+        all_keys = iu.astype(np.int64) * n + ju
+        free = all_keys[~_in_sorted(all_keys, exclude_sorted_keys)]
+        return np.sort(rng.choice(free, size=k, replace=False))
+    while chosen.size < k:
+        need = k - chosen.size
+        batch = int(need * 1.3 * total_pairs / max(allowed, 1)) + 64
+        u = rng.integers(0, n, size=batch, dtype=np.int64)
+        v = rng.integers(0, n, size=batch, dtype=np.int64)
+        ok = u != v
+        keys = pair_keys(np.stack([u[ok], v[ok]], axis=1), n)
+        keys = keys[~_in_sorted(keys, exclude_sorted_keys)]
+        keys = np.unique(keys)
+        keys = keys[~_in_sorted(keys, chosen)]
+        rng.shuffle(keys)
+        chosen = np.sort(np.concatenate([chosen, keys[:need]]))
+    return chosen
+
+
+def _weighted_draw(cum: np.ndarray, starts: np.ndarray, totals: np.ndarray, blocks: np.ndarray,
+                   rng: np.random.Generator, order: np.ndarray) -> np.ndarray:
+    """One node per entry of ``blocks``, drawn within its block with probability proportional to the weights."""
+    x = starts[blocks] + rng.random(blocks.size) * totals[blocks]
+    pos = np.searchsorted(cum, x, side="right")
+    return order[np.minimum(pos, order.size - 1)]
+
+
+def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r: np.ndarray, pair_s: np.ndarray,
+                       counts: np.ndarray, rng: np.random.Generator, *, max_rounds: int = 40,
+                       exclude_sorted_keys: np.ndarray | None = None) -> np.ndarray:
+    """Sparse (degree-corrected) block-model sampling with exact edge counts per block pair.
+
+    For every block pair ``(r, s)`` (``r <= s``) place ``counts`` distinct edges whose endpoints are drawn from block
+    ``r`` and block ``s`` with probability proportional to ``weights`` (uniform weights = plain SBM, one block =
+    Chung-Lu with a fixed edge count). Loops and repeats are redrawn; a block pair whose capacity (or whose weight
+    concentration) makes the count unreachable after ``max_rounds`` keeps what it has. Returns sorted pair keys.
+    """
+    block_of = np.asarray(block_of, dtype=np.int64)
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    num_blocks = int(block_of.max()) + 1 if block_of.size else 0
+    sizes = np.bincount(block_of, minlength=num_blocks)
+    order = np.argsort(block_of, kind="stable")
+    wo = w[order]
+    # Blocks whose weights are all zero fall back to uniform weights (a block cannot be empty of mass).
+    block_mass = np.bincount(block_of, weights=w, minlength=num_blocks)
+    zero_blocks = block_mass <= 0
+    if zero_blocks.any():
+        wo = np.where(zero_blocks[block_of[order]], 1.0, wo)
+    cum = np.cumsum(wo)
+    ends = np.cumsum(np.bincount(block_of[order], weights=wo, minlength=num_blocks))
+    totals = np.bincount(block_of[order], weights=wo, minlength=num_blocks)
+    starts = ends - totals
+
+    pair_r = np.asarray(pair_r, dtype=np.int64)
+    pair_s = np.asarray(pair_s, dtype=np.int64)
+    r, s = np.minimum(pair_r, pair_s), np.maximum(pair_r, pair_s)
+    cap = np.where(r == s, sizes[r] * (sizes[r] - 1) // 2, sizes[r] * sizes[s])
+    target = np.minimum(np.maximum(np.asarray(counts, dtype=np.int64), 0), cap)
+    keep = target > 0
+    r, s, target = r[keep], s[keep], target[keep]
+    if target.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    excl = np.zeros(0, dtype=np.int64) if exclude_sorted_keys is None else exclude_sorted_keys
+    have = np.zeros(target.size, dtype=np.int64)
+    keys = np.zeros(0, dtype=np.int64)
+    for _ in range(max_rounds):
+        deficit = target - have
+        if not (deficit > 0).any():
+            break
+        idx = np.nonzero(deficit > 0)[0]
+        # Oversample a little: repeats and loops get dropped.
+        draws = np.ceil(deficit[idx] * 1.15 + 2).astype(np.int64)
+        which = np.repeat(idx, draws)
+        a = _weighted_draw(cum, starts, totals, r[which], rng, order)
+        b = _weighted_draw(cum, starts, totals, s[which], rng, order)
+        ok = a != b
+        a, b, which = a[ok], b[ok], which[ok]
+        k = pair_keys(np.stack([a, b], axis=1), n)
+        fresh = ~_in_sorted(k, keys) & ~_in_sorted(k, excl)
+        k, which = k[fresh], which[fresh]
+        k, first = np.unique(k, return_index=True)
+        which = which[first]
+        # Random order, then keep at most the deficit per block pair.
+        perm = rng.permutation(k.size)
+        k, which = k[perm], which[perm]
+        srt = np.argsort(which, kind="stable")
+        k, which = k[srt], which[srt]
+        rank = np.arange(which.size) - np.searchsorted(which, which, side="left")
+        take = rank < deficit[which]
+        k, which = k[take], which[take]
+        have += np.bincount(which, minlength=target.size)
+        keys = np.sort(np.concatenate([keys, k]))
+    return keys
+
+
+def graph_from_keys(n: int, keys: np.ndarray, name: str) -> Graph:
+    keys = np.unique(np.asarray(keys, dtype=np.int64))
+    return Graph(n, keys_to_edges(keys, n), name=name)
+
+
+# ----------------------------------------------------------------------------------------------- fitted parameters
+class ReleasedParams(FittedGenerator):
+    """A fitted classical generator: only DP-released arrays and public configuration.
+
+    Subclasses set ``kind`` and implement :meth:`_sample_one`. ``save`` writes ``params.npz`` (no pickle) and
+    ``config.json``; ``load`` reads them back. ``reproducible_seed_used`` is ``True`` when the noise came from a
+    user seed (then the certificate must say ``guarantee: none``).
+    """
+
+    kind: ClassVar[str] = ""
+
+    def __init__(self, num_nodes: int, arrays: dict[str, np.ndarray], config: dict[str, Any], *,
+                 public_assumptions: dict[str, str] | None = None, reproducible_seed_used: bool = False) -> None:
+        self.num_nodes = int(num_nodes)
+        self.arrays = {k: np.asarray(v) for k, v in arrays.items()}
+        self.config = dict(config)
+        self.public_assumptions = dict(public_assumptions or NODE_COUNT_PUBLIC)
+        self.reproducible_seed_used = bool(reproducible_seed_used)
+
+    # subclasses -----------------------------------------------------------------------------------------
+    def _sample_one(self, rng: np.random.Generator) -> Graph:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    #: ``True`` for mechanisms whose output IS the released graph (randomized response, TmF): one graph only.
+    single_output: ClassVar[bool] = False
+
+    def sample(self, num_graphs: int = 1, *, num_nodes: int | None = None, rng: np.random.Generator | None = None
+               ) -> list[Graph]:
+        if num_nodes is not None and int(num_nodes) != self.num_nodes:
+            raise OptionError(
+                f"generator '{self.kind}' samples graphs on the input's {self.num_nodes} nodes (the public node "
+                f"set); --num-nodes {num_nodes} is not supported"
+            )
+        if num_graphs < 1:
+            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
+        if self.single_output and num_graphs != 1:
+            raise OptionError(
+                f"generator '{self.kind}' releases exactly one perturbed graph; fit again for another (that spends "
+                "budget again)"
+            )
+        rng = rng if rng is not None else np.random.default_rng()
+        return [self._sample_one(rng) for _ in range(num_graphs)]
+
+    def save(self, directory: Path) -> list[Path]:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        npz = directory / "params.npz"
+        with open(npz, "wb") as fh:
+            np.savez_compressed(fh, **self.arrays)
+        cfg = directory / "config.json"
+        cfg.write_text(json.dumps({
+            "generator": self.kind,
+            "num_nodes": self.num_nodes,
+            "config": self.config,
+            "public_assumptions": self.public_assumptions,
+        }, indent=2, sort_keys=True))
+        return [npz, cfg]
+
+    @classmethod
+    def load(cls, directory: Path) -> "ReleasedParams":
+        directory = Path(directory)
+        meta = json.loads((directory / "config.json").read_text())
+        if cls.kind and meta.get("generator") != cls.kind:
+            raise OptionError(f"{directory}: saved generator is '{meta.get('generator')}', not '{cls.kind}'")
+        with np.load(directory / "params.npz", allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        return cls(meta["num_nodes"], arrays, meta["config"], public_assumptions=meta.get("public_assumptions"))
+
+
+def make_rng(seed: int | None) -> tuple[np.random.Generator, bool]:
+    """Noise generator from the privacy core (``secrets``-seeded unless a seed is given)."""
+    from graphrelease.privacy.noise import secure_generator
+
+    rng, _torch_gen, used_seed = secure_generator(seed)
+    return rng, bool(used_seed)
