@@ -22,6 +22,7 @@ app = typer.Typer(
 
 # Command modules: each adds its commands to `app` (one line per module; keep this list sorted).
 _COMMAND_MODULES = [
+    "cli.cmd_audit",
     "cli.cmd_inspect",
 ]
 

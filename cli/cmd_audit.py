@@ -1,0 +1,100 @@
+"""`graphrelease audit`: compare releases with the private original; write the INTERNAL audit report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from cli.common import console, err_console
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit)
+
+
+def audit(
+    original: Path = typer.Option(..., "--original", help="The private input graph or collection (any readable "
+                                                          "format)."),
+    release: List[Path] = typer.Option(..., "--release", help="A release directory (or graph file); repeat the "
+                                                              "option to compare several releases in one table."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Report path: X.html also writes X.md and X.json; "
+                                                                 "a directory gets audit.html/.md/.json. Default: "
+                                                                 "reports/audit-<input name>.html. Never inside a "
+                                                                 "release directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print the audit's numbers as JSON on stdout."),
+    task: Optional[List[str]] = typer.Option(None, "--task", help="Audit stages to run (repeatable): statistics, "
+                                                                  "motifs, mmd, downstream. Default: all."),
+    attack: Optional[List[str]] = typer.Option(None, "--attack", help="Attacks (repeatable): link_inference, "
+                                                                      "membership. Default: both; 'none' for none."),
+    motif_size: int = typer.Option(4, "--motif-size", help="Largest graphlet size counted (3, 4 or 5; 5 is slow)."),
+    fast: bool = typer.Option(False, "--fast", help="Fewer training epochs for the downstream models."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the audit's own sampling (the audit is internal)."),
+    no_plots: bool = typer.Option(False, "--no-plots", help="Skip the plots in the HTML report."),
+) -> int:
+    """Audit RELEASE(s) against the private ORIGINAL: statistics (Table 1 layout), motifs, MMD, downstream utility
+    and attacks; writes an INTERNAL HTML + Markdown + JSON report.
+
+    Table 1 columns are |statistic(release) - statistic(original)| for LCC (largest component size), TC (triangle
+    count), CPL (characteristic path length), GINI (degree Gini coefficient) and REDE (relative edge distribution
+    entropy); AUC 0.5 means an attack does no better than chance. Every number is defined in the report's legend.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from graphrelease.audit.run import ATTACKS, TASKS, load_original, run_audit
+    from graphrelease.report import check_not_in_release, report_paths, write_report
+
+    tasks = tuple(task) if task else TASKS
+    attacks = () if attack and [a.lower() for a in attack] == ["none"] else (tuple(attack) if attack else ATTACKS)
+    if report is None:
+        report = Path("reports") / f"audit-{original.name.split('.')[0] or 'input'}.html"
+    # Refuse a report path inside a release before spending minutes on the audit.
+    for target in report_paths(report).values():
+        check_not_in_release(target, release)
+    orig = load_original(original)
+    with Progress(TextColumn("[bold]audit[/] {task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=as_json) as progress:
+        bar = progress.add_task("loading", total=1)
+
+        def on_stage(stage: str, done: int, total: int) -> None:
+            progress.update(bar, description=stage, completed=done, total=total)
+
+        result = run_audit(orig, list(release), tasks=tasks, attacks=attacks, motif_size=motif_size, seed=seed,
+                           fast=fast, progress=on_stage)
+    written = write_report(result, report, release_dirs=release, plots=not no_plots)
+    if as_json:
+        from graphrelease.report.render import render_json
+
+        typer.echo(render_json(result.to_dict()), nl=False)
+        return 0
+    _print_summary(result)
+    console.print("INTERNAL report (non-private statistics of the input) written to: "
+                  + ", ".join(str(p) for p in written), highlight=False)
+    return 0
+
+
+def _print_summary(result) -> None:
+    from rich.table import Table
+
+    from graphrelease.report.render import TABLE1_HEADERS, _eps_cell, fmt
+
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    if result.table1:
+        table = Table(title="Comparison (|release - original|, Table 1 layout)")
+        for h in ["release"] + [h for _, h in TABLE1_HEADERS] + ["mean rel. err", "eps"]:
+            table.add_column(h, justify="left" if h == "release" else "right")
+        for row in result.table1:
+            table.add_row(row["release"], *[fmt(row.get(k)) for k, _ in TABLE1_HEADERS],
+                          fmt(row.get("mean_relative_error")), _eps_cell(row))
+        console.print(table)
+    rows = [(lab, key, res[key]) for lab, res in result.attacks.items()
+            for key in ("link_inference", "membership_adjacency", "membership_model") if key in res]
+    if rows:
+        table = Table(title="Attacks (AUC 0.5 = chance)")
+        for h in ("release", "attack", "AUC", "TPR@1%FPR"):
+            table.add_column(h, justify="left" if h in ("release", "attack") else "right")
+        for lab, key, r in rows:
+            table.add_row(lab, key, fmt(r["auc"]), fmt(r["tpr_at_1pct_fpr"]))
+        console.print(table)

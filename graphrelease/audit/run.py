@@ -1,0 +1,513 @@
+"""The audit orchestrator: original vs one or more releases -> one :class:`AuditResult` (numbers only).
+
+``run_audit(original, releases, ...)`` computes, per release: graph statistics and the seed's Table 1 differences
+(LCC, TC, CPL, GINI, REDE), degree distributions, motif vectors and cosine similarity, MMDs, downstream utility,
+attacks (link inference / edge membership on the released structure) and, when supplied, empirical privacy audits.
+Rendering lives in :mod:`graphrelease.report`. Everything here is a NON-PRIVATE view of the input: the result is an
+internal document, never part of a release.
+
+A *release* is a release directory (``certificate.json``, ``manifest.json``, ``graphs/*``) or a plain graph file or
+an in-memory :class:`~graphrelease.graph.Graph`. Synthetic graphs of a collection release inherit graph labels only
+when the release has ``graphs/graph_labels.csv`` (``graph,label`` rows, one per synthetic graph file in sorted
+order).
+
+Example
+-------
+>>> import numpy as np
+>>> from graphrelease.graph import Graph
+>>> g, _ = Graph.from_edges(5, np.array([[0, 1], [1, 2], [2, 0], [2, 3], [3, 4]]))
+>>> res = run_audit(g, [g], tasks=("statistics",), attacks=())
+>>> res.table1[0]["lcc"]
+0.0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from graphrelease.errors import InputFormatError, OptionError
+from graphrelease.graph import Graph, GraphCollection
+
+#: The seed's Table 1 columns: (result key, statistics key, header).
+TABLE1_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("lcc", "lcc_size", "LCC"),
+    ("tc", "triangle_count", "TC"),
+    ("cpl", "cpl", "CPL"),
+    ("gini", "gini", "GINI"),
+    ("rede", "rede", "REDE"),
+)
+TASKS = ("statistics", "motifs", "mmd", "downstream")
+ATTACKS = ("link_inference", "membership")
+#: Collections: statistics are averaged over at most this many graphs per side (uniform sample, seeded).
+COLLECTION_STAT_GRAPHS = 200
+GRAPH_SUFFIXES = (".csv", ".tsv", ".txt", ".edges", ".edgelist", ".gz", ".npz", ".graphml", ".gml", ".gexf", ".pt")
+
+ProgressFn = Callable[[str, int, int], None]
+
+LEGEND: dict[str, str] = {
+    "table1": (
+        "Table 1 (seed layout): for each release, |statistic(release) - statistic(original)|, averaged over the "
+        "release's graphs (collections: difference of the means over graphs). LCC = largest connected component "
+        "size, TC = triangle count, CPL = characteristic path length, GINI = Gini coefficient of degrees, REDE = "
+        "relative edge distribution entropy; full definitions in the statistics legend. eps = certified epsilon "
+        "(blank: no guarantee)."
+    ),
+    "relative_error": (
+        "mean relative error: average over the Table 1 columns of |s_release - s_original| / max(|s_original|, "
+        "1e-12); lower is better; the y axis of the privacy-utility curve"
+    ),
+    "motif_cosine": (
+        "cosine similarity of the motif-count vectors (connected 3- and 4-node graphlets, or the seed's 29-dim "
+        "vector up to 5 nodes when requested) of release and original; 1 = identical proportions"
+    ),
+    "degree_cosine": "cosine similarity of the seed's 50-bin degree-distribution vectors",
+    "guarantee": "proved = every ledger mechanism has a proof and passed its probes; none = no DP guarantee",
+}
+
+
+# ---------------------------------------------------------------------------------------------------- inputs
+@dataclass
+class ReleaseInput:
+    """One release as the audit sees it: its graphs and what its certificate claims."""
+
+    label: str
+    graphs: list[Graph]
+    path: str | None = None
+    certificate: dict[str, Any] | None = None
+    graph_labels: np.ndarray | None = None
+    method: str | None = None
+    mode: str | None = None
+    epsilon: float | None = None
+    delta: float | None = None
+    guarantee: str | None = None
+    guarantee_reason: str | None = None
+    adjacency: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "label": self.label, "path": self.path, "method": self.method, "mode": self.mode,
+            "epsilon": self.epsilon, "delta": self.delta, "guarantee": self.guarantee,
+            "guarantee_reason": self.guarantee_reason, "adjacency": self.adjacency,
+            "num_graphs": len(self.graphs),
+            "num_nodes": [g.num_nodes for g in self.graphs[:1]][0] if self.graphs else None,
+            "num_edges": [g.num_edges for g in self.graphs[:1]][0] if self.graphs else None,
+            "graph_labels": self.graph_labels is not None,
+        }
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    """First present key, also looking one level down in common sub-objects of a certificate."""
+    for k in keys:
+        if k in d and d[k] is not None:
+            return d[k]
+    for sub in ("privacy", "guarantee", "accounting", "method"):
+        inner = d.get(sub)
+        if isinstance(inner, dict):
+            for k in keys:
+                if k in inner and inner[k] is not None:
+                    return inner[k]
+    return None
+
+
+def _float_or_none(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _read_certificate(cert: dict[str, Any], rel: ReleaseInput) -> None:
+    method = _first(cert, "method", "generator", "name")
+    rel.method = method if isinstance(method, str) else (method or {}).get("name") if isinstance(method, dict) else None
+    mode = _first(cert, "mode")
+    rel.mode = mode if isinstance(mode, str) else None
+    rel.epsilon = _float_or_none(_first(cert, "epsilon"))
+    rel.delta = _float_or_none(_first(cert, "delta"))
+    g = cert.get("guarantee")
+    if isinstance(g, dict):
+        rel.guarantee = str(g.get("status") or g.get("value") or g.get("guarantee") or "") or None
+        reason = g.get("reason") or g.get("reasons")
+        rel.guarantee_reason = "; ".join(reason) if isinstance(reason, list) else reason
+    elif g is not None:
+        rel.guarantee = str(g)
+        reason = cert.get("guarantee_reason") or cert.get("reason")
+        rel.guarantee_reason = "; ".join(reason) if isinstance(reason, list) else reason
+    adj = _first(cert, "adjacency")
+    rel.adjacency = adj if isinstance(adj, str) else (adj or {}).get("name") if isinstance(adj, dict) else None
+
+
+def _read_graph_file(path: Path) -> Graph | GraphCollection:
+    from graphrelease.io import read_graph
+
+    return read_graph(path).data
+
+
+def _read_graph_labels(path: Path, count: int) -> np.ndarray:
+    rows = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    if rows and not rows[0].split(",")[0].strip().lstrip("-").isdigit():
+        rows = rows[1:]
+    labels = []
+    for i, row in enumerate(rows):
+        parts = row.split(",")
+        try:
+            labels.append(int(parts[-1]))
+        except ValueError:
+            raise InputFormatError(f"{path}: line {i + 2}: graph label '{parts[-1]}' is not an integer") from None
+    if len(labels) != count:
+        raise InputFormatError(f"{path}: {len(labels)} graph labels for {count} synthetic graphs")
+    return np.asarray(labels, dtype=np.int64)
+
+
+def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", *, label: str | None = None
+                 ) -> ReleaseInput:
+    """A release directory, a graph file or an in-memory graph -> :class:`ReleaseInput`."""
+    if isinstance(source, ReleaseInput):
+        return source
+    if isinstance(source, Graph):
+        return ReleaseInput(label=label or source.name, graphs=[source])
+    if isinstance(source, GraphCollection):
+        return ReleaseInput(label=label or source.name, graphs=list(source.graphs), graph_labels=source.graph_labels)
+    path = Path(source)
+    if not path.exists():
+        raise InputFormatError(f"release '{path}' does not exist (give a release directory or a graph file)")
+    if path.is_file():
+        data = _read_graph_file(path)
+        rel = load_release(data, label=label or path.stem)
+        rel.path = str(path)
+        return rel
+    cert_path = path / "certificate.json"
+    graph_dir = path / "graphs"
+    if not graph_dir.is_dir():
+        raise InputFormatError(
+            f"'{path}' has no graphs/ directory: the audit needs a release with synthetic graphs "
+            "(model-only releases are audited through run_audit(..., edge_scorers=...))"
+        )
+    files = sorted(p for p in graph_dir.iterdir()
+                   if p.is_file() and p.name != "graph_labels.csv" and p.name.endswith(GRAPH_SUFFIXES))
+    if not files:
+        raise InputFormatError(f"'{graph_dir}' holds no graph files")
+    graphs: list[Graph] = []
+    for f in files:
+        data = _read_graph_file(f)
+        graphs.extend(data.graphs if isinstance(data, GraphCollection) else [data])
+    rel = ReleaseInput(label=label or path.name, graphs=graphs, path=str(path))
+    if cert_path.is_file():
+        try:
+            rel.certificate = json.loads(cert_path.read_text())
+        except json.JSONDecodeError as err:
+            raise InputFormatError(f"{cert_path}: not valid JSON ({err})") from err
+        _read_certificate(rel.certificate, rel)
+    labels_path = graph_dir / "graph_labels.csv"
+    if labels_path.is_file():
+        rel.graph_labels = _read_graph_labels(labels_path, len(graphs))
+    if label is None and rel.method:
+        eps = f" eps={rel.epsilon:g}" if rel.epsilon is not None else ""
+        rel.label = f"{rel.method}{'/' + rel.mode if rel.mode else ''}{eps} ({path.name})"
+    return rel
+
+
+def load_original(source: "str | Path | Graph | GraphCollection") -> Graph | GraphCollection:
+    if isinstance(source, (Graph, GraphCollection)):
+        return source
+    path = Path(source)
+    if not path.exists():
+        raise InputFormatError(f"original input '{path}' does not exist")
+    return _read_graph_file(path)
+
+
+# ---------------------------------------------------------------------------------------------------- result
+@dataclass
+class AuditResult:
+    """Every number of an audit, JSON-able through :meth:`to_dict`; the report renders exactly these."""
+
+    original: dict[str, Any]
+    releases: list[dict[str, Any]]
+    statistics: dict[str, dict[str, float]] = field(default_factory=dict)
+    table1: list[dict[str, Any]] = field(default_factory=list)
+    degree_histograms: dict[str, list[float]] = field(default_factory=dict)
+    motifs: dict[str, Any] = field(default_factory=dict)
+    mmd: dict[str, Any] = field(default_factory=dict)
+    downstream: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    attacks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    empirical: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    legend: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        v = float(x)
+        return v if math.isfinite(v) else None
+    return x
+
+
+# ---------------------------------------------------------------------------------------------------- pieces
+def _stats_over(graphs: Sequence[Graph], *, seed: int, spectrum: bool) -> dict[str, float]:
+    from graphrelease.audit.statistics import graph_statistics
+
+    rows = [graph_statistics(g, seed=seed, spectrum=spectrum) for g in graphs]
+    keys = rows[0].keys()
+    return {k: float(np.nanmean([r.get(k, np.nan) for r in rows])) for k in keys}
+
+
+def _subsample(graphs: Sequence[Graph], k: int, rng: np.random.Generator) -> list[Graph]:
+    if len(graphs) <= k:
+        return list(graphs)
+    return [graphs[i] for i in np.sort(rng.choice(len(graphs), size=k, replace=False))]
+
+
+def _degree_hist(graphs: Sequence[Graph]) -> list[float]:
+    """Pooled degree distribution p_k over all graphs (fraction of nodes with degree k)."""
+    deg = np.concatenate([g.degrees() for g in graphs])
+    h = np.bincount(deg).astype(float)
+    return (h / h.sum()).tolist()
+
+
+def _rel_error(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def _table1_row(rel: ReleaseInput, stats_rel: list[dict[str, float]], stats_orig: dict[str, float]
+                ) -> dict[str, Any]:
+    row: dict[str, Any] = {"release": rel.label, "method": rel.method, "mode": rel.mode, "epsilon": rel.epsilon,
+                           "guarantee": rel.guarantee}
+    errs = []
+    for key, stat, _ in TABLE1_COLUMNS:
+        diffs = [abs(s[stat] - stats_orig[stat]) for s in stats_rel
+                 if np.isfinite(s.get(stat, np.nan)) and np.isfinite(stats_orig.get(stat, np.nan))]
+        row[key] = float(np.mean(diffs)) if diffs else None
+        rels = [_rel_error(s[stat], stats_orig[stat]) for s in stats_rel
+                if np.isfinite(s.get(stat, np.nan)) and np.isfinite(stats_orig.get(stat, np.nan))]
+        if rels:
+            errs.append(float(np.mean(rels)))
+    row["mean_relative_error"] = float(np.mean(errs)) if errs else None
+    return row
+
+
+def _motif_stage(result: AuditResult, orig_graphs: list[Graph], rels: list[ReleaseInput], *, seed: int,
+                 motif_size: int, rng: np.random.Generator) -> None:
+    from graphrelease.audit import motifs
+
+    def vec(graphs: list[Graph]) -> np.ndarray:
+        return np.sum([np.asarray(motifs.motif_vector(g, max_size=motif_size, seed=seed), dtype=float)
+                       for g in graphs], axis=0)
+
+    def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        return float(a @ b / (na * nb)) if na > 0 and nb > 0 else None
+
+    sample = _subsample(orig_graphs, COLLECTION_STAT_GRAPHS, rng)
+    v_orig = vec(sample)
+    names = list(motifs.motif_names(max_size=motif_size))
+    d_orig = np.sum([motifs.degree_vector(g) for g in sample], axis=0)
+    out: dict[str, Any] = {"names": names, "original": v_orig.tolist(), "releases": {}}
+    for rel in rels:
+        gs = _subsample(rel.graphs, COLLECTION_STAT_GRAPHS, rng)
+        v = vec(gs)
+        d = np.sum([motifs.degree_vector(g) for g in gs], axis=0)
+        out["releases"][rel.label] = {"vector": v.tolist(), "motif_cosine": cosine(v, v_orig),
+                                      "degree_cosine": cosine(d, d_orig)}
+    result.motifs = out
+
+
+def _mmd_stage(result: AuditResult, orig_graphs: list[Graph], rels: list[ReleaseInput],
+               rng: np.random.Generator) -> None:
+    from graphrelease.audit import mmd
+
+    a = _subsample(orig_graphs, COLLECTION_STAT_GRAPHS, rng)
+    for rel in rels:
+        b = _subsample(rel.graphs, COLLECTION_STAT_GRAPHS, rng)
+        result.mmd[rel.label] = {k: float(v) for k, v in mmd.graph_set_mmd(a, b).items()}
+
+
+def _downstream_stage(result: AuditResult, original: Graph | GraphCollection, rel: ReleaseInput, *, seed: int,
+                      fast: bool) -> None:
+    from graphrelease.audit import downstream
+
+    out: list[dict[str, Any]] = []
+    if isinstance(original, GraphCollection):
+        out.append(downstream.graph_classification_utility(
+            original, rel.graphs, rel.graph_labels, seed=seed, epochs=10 if fast else 30))
+    else:
+        released = rel.graphs[0]
+        out.append(downstream.link_prediction_utility(original, released, seed=seed))
+        out.append(downstream.node_classification_utility(original, released, seed=seed,
+                                                          epochs=50 if fast else 100))
+        if len(rel.graphs) > 1:
+            out.append({"task": "note", "skipped": f"downstream tasks use the first of {len(rel.graphs)} graphs"})
+    result.downstream[rel.label] = out
+
+
+def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attacks: Sequence[str], *, seed: int,
+                  edge_scorers: dict[str, Callable[[np.ndarray], np.ndarray]]) -> None:
+    from graphrelease.audit import attacks as atk
+
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {}
+    released = rel.graphs[0]
+    if "link_inference" in attacks:
+        # Structure-only attacker: no re-training is possible from a release directory, so every original edge is
+        # a candidate; proximity in the release (Adamic-Adar) after aligning nodes.
+        align = "identity" if released.num_nodes == original.num_nodes else "degree"
+        out["link_inference"] = atk.link_inference_on_release(original, released, method="adamic_adar",
+                                                              alignment=align, rng=rng, label=rel.label)
+        out["link_inference_reference"] = atk.link_inference_on_release(
+            original, original, method="adamic_adar", alignment="identity", rng=np.random.default_rng(seed),
+            label="original")
+    if "membership" in attacks and original.num_edges:
+        k = min(5000, original.num_edges)
+        members = original.edges[rng.choice(original.num_edges, size=k, replace=False)]
+        non = atk.sample_non_edges(original, k, rng)
+        if released.num_nodes == original.num_nodes:
+            out["membership_adjacency"] = atk.edge_membership_attack(
+                atk.proximity_scorer(released, "adjacency"), members, non, label=rel.label)
+        scorer = edge_scorers.get(rel.label)
+        if scorer is not None:
+            out["membership_model"] = atk.edge_membership_attack(scorer, members, non, label=rel.label)
+    result.attacks[rel.label] = out
+
+
+# ---------------------------------------------------------------------------------------------------- entry point
+def run_audit(
+    original: "str | Path | Graph | GraphCollection",
+    releases: Sequence["str | Path | Graph | GraphCollection | ReleaseInput"],
+    *,
+    tasks: Sequence[str] = TASKS,
+    attacks: Sequence[str] = ATTACKS,
+    empirical: Sequence[Any] = (),
+    edge_scorers: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
+    motif_size: int = 4,
+    seed: int = 0,
+    fast: bool = False,
+    progress: ProgressFn | None = None,
+) -> AuditResult:
+    """Audit ``releases`` against ``original``.
+
+    Parameters
+    ----------
+    original:
+        The private input (path or graph / collection).
+    releases:
+        Release directories, graph files or graphs; several give one comparison table and one line per release in
+        each plot.
+    tasks:
+        Any of ``statistics``, ``motifs``, ``mmd`` (collections, or releases with several graphs), ``downstream``.
+    attacks:
+        Any of ``link_inference`` and ``membership`` (single graphs).
+    empirical:
+        Precomputed :class:`~graphrelease.audit.empirical.EmpiricalAuditResult` objects (or their dicts); shown
+        beside the certified epsilon.
+    edge_scorers:
+        ``{release label: score(pairs)}`` for membership attacks on released models (``edge_probabilities``).
+    motif_size:
+        Largest graphlet size counted (4 by default; 5 adds the 21 five-node graphlets and costs much more).
+    """
+    unknown = set(tasks) - set(TASKS)
+    if unknown:
+        raise OptionError(f"unknown audit task(s) {sorted(unknown)}; choose from {', '.join(TASKS)}")
+    unknown = set(attacks) - set(ATTACKS)
+    if unknown:
+        raise OptionError(f"unknown attack(s) {sorted(unknown)}; choose from {', '.join(ATTACKS)}")
+    if not releases:
+        raise OptionError("give at least one release to audit")
+    if motif_size not in (3, 4, 5):
+        raise OptionError(f"motif size must be 3, 4 or 5, got {motif_size}")
+    report = progress or (lambda stage, done, total: None)
+    timings: dict[str, float] = {}
+    rng = np.random.default_rng(seed)
+
+    t0 = time.perf_counter()
+    orig = load_original(original)
+    rels = [load_release(r) for r in releases]
+    labels = [r.label for r in rels]
+    for i, lab in enumerate(labels):  # labels key every table: make them unique
+        if labels.count(lab) > 1:
+            rels[i].label = f"{lab} #{labels[:i + 1].count(lab)}"
+    timings["load"] = time.perf_counter() - t0
+    is_coll = isinstance(orig, GraphCollection)
+    orig_graphs = list(orig.graphs) if is_coll else [orig]
+    result = AuditResult(
+        original={"name": orig.name, "kind": "collection" if is_coll else "graph", "num_graphs": len(orig_graphs),
+                  "num_nodes": sum(g.num_nodes for g in orig_graphs),
+                  "num_edges": sum(g.num_edges for g in orig_graphs)},
+        releases=[r.summary() for r in rels],
+        legend=dict(LEGEND),
+    )
+    for r in rels:
+        if r.certificate is not None and r.guarantee != "proved":
+            result.notes.append(f"{r.label}: guarantee {r.guarantee or 'missing'}"
+                                f"{' (' + r.guarantee_reason + ')' if r.guarantee_reason else ''}; "
+                                "its stated epsilon is not a DP guarantee")
+        if r.certificate is None and r.path is not None and Path(r.path).is_dir():
+            result.notes.append(f"{r.label}: no certificate.json; no privacy claim")
+
+    stages = [t for t in TASKS if t in tasks] + (["attacks"] if attacks else []) + (["empirical"] if empirical else [])
+    total = len(stages)
+    for step, stage in enumerate(stages):
+        report(stage, step, total)
+        t = time.perf_counter()
+        if stage == "statistics":
+            spectrum = not is_coll
+            sample = _subsample(orig_graphs, COLLECTION_STAT_GRAPHS, rng)
+            result.statistics["original"] = _stats_over(sample, seed=seed, spectrum=spectrum)
+            result.degree_histograms["original"] = _degree_hist(orig_graphs)
+            if is_coll and len(orig_graphs) > len(sample):
+                result.notes.append(f"collection statistics averaged over {len(sample)} of {len(orig_graphs)} "
+                                    "original graphs (uniform sample)")
+            for r in rels:
+                gs = _subsample(r.graphs, COLLECTION_STAT_GRAPHS, rng)
+                if is_coll:
+                    per = [_stats_over(gs, seed=seed, spectrum=False)]
+                else:
+                    from graphrelease.audit.statistics import graph_statistics
+
+                    per = [graph_statistics(g, seed=seed) for g in gs]
+                result.statistics[r.label] = {k: float(np.nanmean([p[k] for p in per])) for k in per[0]}
+                result.degree_histograms[r.label] = _degree_hist(r.graphs)
+                result.table1.append(_table1_row(r, per, result.statistics["original"]))
+            from graphrelease.audit.statistics import STATISTIC_LEGEND
+
+            result.legend.update({f"stat:{k}": v for k, v in STATISTIC_LEGEND.items()})
+        elif stage == "motifs":
+            _motif_stage(result, orig_graphs, rels, seed=seed, motif_size=motif_size, rng=rng)
+        elif stage == "mmd":
+            if is_coll or any(len(r.graphs) > 1 for r in rels):
+                _mmd_stage(result, orig_graphs, rels, rng)
+            else:
+                result.notes.append("MMD skipped: it compares sets of graphs and every input here is one graph")
+        elif stage == "downstream":
+            for r in rels:
+                _downstream_stage(result, orig, r, seed=seed, fast=fast)
+        elif stage == "attacks":
+            if is_coll:
+                result.notes.append("structure attacks skipped: they need one large graph with node identities")
+            else:
+                for r in rels:
+                    _attack_stage(result, orig, r, attacks, seed=seed, edge_scorers=edge_scorers or {})
+        elif stage == "empirical":
+            for e in empirical:
+                result.empirical.append(e.to_dict() if hasattr(e, "to_dict") else dict(e))
+        timings[stage] = time.perf_counter() - t
+    report("done", total, total)
+    result.timings = timings
+    return result
