@@ -1,0 +1,339 @@
+"""The release bundle: artifacts + ``certificate.json`` + ``manifest.json``, written atomically.
+
+Everything is written into a hidden temporary directory beside the target (same filesystem), every file is
+fsynced, and only then is the directory renamed into place. A run that raises, is interrupted, or is killed
+never leaves a half-written release at the target path: at worst a hidden ``.NAME.tmp-*`` directory remains
+(removed by the next writer once its owning process is gone). With ``force=True`` an existing release is
+replaced only after the new one is complete (an atomic ``renameat2(RENAME_EXCHANGE)`` swap on Linux).
+
+What goes into ``manifest.json``: every artifact's SHA-256 and size, the tool name and version, the UTC creation
+time and the manifest format. Nothing derived from the input (no input hash, no seed, no statistics).
+
+Example
+-------
+>>> import tempfile, json, pathlib
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "release"
+>>> with ReleaseWriter(out) as w:
+...     _ = w.path("notes/readme.txt").write_text("synthetic graphs")
+...     _ = w.finalize(lambda artifacts: {"artifacts": artifacts, "guarantee": "none"})
+>>> sorted(p.name for p in out.iterdir())
+['certificate.json', 'manifest.json', 'notes']
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable
+
+from graphrelease.errors import ReleaseError
+from graphrelease.graph import Graph, GraphCollection, GraphLike
+
+CERTIFICATE = "certificate.json"
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "graphrelease-release/1"
+_RESERVED = {CERTIFICATE, MANIFEST}
+_OWNER_FILE = ".writer-pid"
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (streamed)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with Linux ``renameat2(RENAME_EXCHANGE)``; ``False`` where unsupported."""
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return False
+    try:
+        libc = ctypes.CDLL(libc_name, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if result == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP if hasattr(errno, "ENOTSUP") else errno.EINVAL):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write_json(path: Path, payload: Any) -> None:
+    text = json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class ReleaseWriter:
+    """Context manager that builds a release directory atomically.
+
+    Parameters
+    ----------
+    out_dir:
+        The release directory to create.
+    force:
+        Replace an existing release at ``out_dir`` (only once the new one is complete).
+
+    Use :meth:`path` (or :meth:`write_graph`, :meth:`write_json`) for every artifact, then call :meth:`finalize`
+    with a function that turns ``{relpath: sha256}`` into the certificate. Leaving the block without
+    ``finalize`` (or with an exception) discards everything.
+    """
+
+    def __init__(self, out_dir: str | Path, *, force: bool = False) -> None:
+        self.target = Path(out_dir).absolute()
+        self.force = force
+        self._tmp: Path | None = None
+        self._finalized = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "ReleaseWriter":
+        target = self.target
+        if target.exists() or target.is_symlink():
+            if not self.force:
+                raise ReleaseError(f"{target} already exists; choose another output directory or pass --force")
+            if not target.is_dir():
+                raise ReleaseError(f"{target} exists and is not a directory; refusing to replace it")
+            if any(target.iterdir()) and not (target / MANIFEST).is_file():
+                raise ReleaseError(
+                    f"{target} exists and is not a graphrelease release (no {MANIFEST}); refusing to replace it"
+                )
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ReleaseError(f"cannot create {target.parent}: {err.strerror or err}") from err
+        self._clean_stale_temporaries()
+        try:
+            self._tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        except OSError as err:
+            raise ReleaseError(f"cannot write in {target.parent}: {err.strerror or err}") from err
+        # mkdtemp makes the directory private (0700); a release is meant to be shared, so use normal permissions.
+        os.chmod(self._tmp, 0o755)
+        (self._tmp / _OWNER_FILE).write_text(str(os.getpid()), encoding="ascii")
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self._tmp is not None and self._tmp.exists():
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        self._tmp = None
+        if exc_type is None and not self._finalized:
+            raise RuntimeError("ReleaseWriter block ended without finalize(); nothing was released")
+        return False
+
+    def _clean_stale_temporaries(self) -> None:
+        """Remove temporaries of earlier writers that were killed (their process no longer exists)."""
+        for candidate in self.target.parent.glob(f".{self.target.name}.tmp-*"):
+            owner = candidate / _OWNER_FILE
+            try:
+                pid = int(owner.read_text(encoding="ascii").strip())
+            except (OSError, ValueError):
+                continue
+            if not _pid_alive(pid):
+                shutil.rmtree(candidate, ignore_errors=True)
+        for candidate in self.target.parent.glob(f".{self.target.name}.old-*"):
+            if (candidate / _OWNER_FILE).is_file():
+                continue
+            try:
+                pid = int(candidate.name.rsplit("-", 1)[-1])
+            except ValueError:
+                continue
+            if not _pid_alive(pid):
+                shutil.rmtree(candidate, ignore_errors=True)
+
+    # ------------------------------------------------------------------ writing artifacts
+    @property
+    def staging_dir(self) -> Path:
+        if self._tmp is None:
+            raise RuntimeError("ReleaseWriter is not open (use it as a context manager)")
+        return self._tmp
+
+    def path(self, relpath: str) -> Path:
+        """Absolute path inside the staging directory for artifact ``relpath`` (parent directories created)."""
+        rel = PurePosixPath(relpath)
+        if rel.is_absolute() or not rel.parts or ".." in rel.parts or str(rel) in _RESERVED or rel.name == _OWNER_FILE:
+            raise ReleaseError(f"invalid artifact path {relpath!r}: use a relative path inside the release")
+        full = self.staging_dir.joinpath(*rel.parts)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        return full
+
+    def write_graph(self, relpath: str, graph: GraphLike, fmt: str = "csv") -> Path:
+        """Write a released graph. Original node ids are stripped: releases number nodes ``0..n-1``."""
+        from graphrelease.io import write_graph
+
+        if isinstance(graph, GraphCollection):
+            graph = GraphCollection(
+                tuple(g.replace(node_ids=None) for g in graph.graphs), graph.graph_labels, graph.name
+            )
+        elif isinstance(graph, Graph):
+            graph = graph.replace(node_ids=None)
+        return write_graph(graph, self.path(relpath), fmt=fmt)
+
+    def write_json(self, relpath: str, payload: Any) -> Path:
+        path = self.path(relpath)
+        _write_json(path, payload)
+        return path
+
+    def write_bytes(self, relpath: str, content: bytes) -> Path:
+        path = self.path(relpath)
+        path.write_bytes(content)
+        return path
+
+    def artifacts(self) -> dict[str, str]:
+        """``{relpath: sha256}`` of every artifact written so far (POSIX relative paths, sorted)."""
+        root = self.staging_dir
+        found: dict[str, str] = {}
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            if rel in _RESERVED or rel == _OWNER_FILE:
+                continue
+            found[rel] = sha256_file(path)
+        return found
+
+    # ------------------------------------------------------------------ finishing
+    def finalize(self, certificate_factory: Callable[[dict[str, str]], dict]) -> Path:
+        """Hash the artifacts, write certificate and manifest, fsync, and move the release into place."""
+        from graphrelease import __version__
+
+        root = self.staging_dir
+        artifacts = self.artifacts()
+        certificate = certificate_factory(dict(artifacts))
+        if not isinstance(certificate, dict):
+            raise TypeError(f"certificate_factory must return a dict, got {type(certificate).__name__}")
+        _write_json(root / CERTIFICATE, certificate)
+        entries = {
+            rel: {"sha256": sha, "size": (root / rel).stat().st_size} for rel, sha in artifacts.items()
+        }
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "tool": "graphrelease",
+            "tool_version": __version__,
+            "created": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+            "artifacts": entries,
+            "certificate": {"path": CERTIFICATE, "sha256": sha256_file(root / CERTIFICATE),
+                            "size": (root / CERTIFICATE).stat().st_size},
+        }
+        _write_json(root / MANIFEST, manifest)
+        (root / _OWNER_FILE).unlink()
+        for path in root.rglob("*"):
+            if path.is_file():
+                _fsync_file(path)
+        for directory in sorted({p.parent for p in root.rglob("*")} | {root}, key=lambda p: -len(p.parts)):
+            _fsync_dir(directory)
+        self._move_into_place(root)
+        self._finalized = True
+        self._tmp = None
+        return self.target
+
+    def _move_into_place(self, staged: Path) -> None:
+        target = self.target
+        parent = target.parent
+        if target.exists():
+            if not self.force:  # created by someone else while we were writing
+                raise ReleaseError(f"{target} appeared while writing; not overwriting it (pass --force)")
+            if _exchange(staged, target):
+                # staged now holds the old release; the new one is in place.
+                shutil.rmtree(staged, ignore_errors=True)
+                _fsync_dir(parent)
+                return
+            old = parent / f".{target.name}.old-{os.getpid()}"
+            os.rename(target, old)
+            os.rename(staged, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            try:
+                os.rename(staged, target)
+            except OSError as err:
+                raise ReleaseError(f"cannot move the release into {target}: {err.strerror or err}") from err
+        _fsync_dir(parent)
+
+
+def read_release(release_dir: str | Path) -> dict[str, Any]:
+    """Load a release's certificate and manifest: ``{"path", "certificate", "manifest"}``."""
+    root = Path(release_dir)
+    if not root.is_dir():
+        raise ReleaseError(f"{root}: no such release directory")
+    loaded: dict[str, Any] = {"path": str(root)}
+    for key, name in (("certificate", CERTIFICATE), ("manifest", MANIFEST)):
+        path = root / name
+        if not path.is_file():
+            raise ReleaseError(f"{root}: missing {name}; not a complete graphrelease release")
+        try:
+            loaded[key] = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ReleaseError(f"{path}: not valid JSON ({err})") from err
+    return loaded
+
+
+def check_manifest(release_dir: str | Path) -> list[str]:
+    """Problems found when re-hashing a release against its manifest (empty list: every artifact matches).
+
+    Detects modified, missing and unlisted files, and a certificate that differs from the one recorded.
+    """
+    root = Path(release_dir)
+    release = read_release(root)
+    manifest = release["manifest"]
+    problems: list[str] = []
+    listed = manifest.get("artifacts", {})
+    if not isinstance(listed, dict):
+        return [f"{MANIFEST}: 'artifacts' is not a mapping"]
+    for rel, entry in sorted(listed.items()):
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"{rel}: listed in the manifest but missing")
+            continue
+        if sha256_file(path) != entry.get("sha256"):
+            problems.append(f"{rel}: SHA-256 differs from the manifest (file modified)")
+        elif path.stat().st_size != entry.get("size"):
+            problems.append(f"{rel}: size differs from the manifest")
+    present = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    for rel in sorted(present - set(listed) - _RESERVED):
+        problems.append(f"{rel}: present but not listed in the manifest")
+    cert = manifest.get("certificate", {})
+    if (root / CERTIFICATE).is_file() and cert.get("sha256") != sha256_file(root / CERTIFICATE):
+        problems.append(f"{CERTIFICATE}: SHA-256 differs from the manifest (certificate modified)")
+    return problems
