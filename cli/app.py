@@ -23,6 +23,7 @@ app = typer.Typer(
 # Command modules: each adds its commands to `app` (one line per module; keep this list sorted).
 _COMMAND_MODULES = [
     "cli.cmd_audit",
+    "cli.cmd_batch",
     "cli.cmd_inspect",
 ]
 
