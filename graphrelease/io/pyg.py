@@ -43,7 +43,11 @@ def parse_pyg_object(obj: object, *, source: str, name: str = "graph") -> tuple[
     import torch
 
     if hasattr(obj, "to_dict") and callable(obj.to_dict) and not isinstance(obj, dict):
-        num_nodes = getattr(obj, "num_nodes", None)
+        import warnings
+
+        with warnings.catch_warnings():  # PyG warns when it has to infer num_nodes; the edges decide below
+            warnings.simplefilter("ignore")
+            num_nodes = getattr(obj, "num_nodes", None)
         obj = dict(obj.to_dict())
         if num_nodes is not None:
             obj.setdefault("num_nodes", num_nodes)

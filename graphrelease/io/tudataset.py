@@ -3,8 +3,9 @@
 ``NAME_A.txt`` holds 1-based ``u, v`` node pairs (usually both directions), ``NAME_graph_indicator.txt`` the 1-based
 graph of every node, ``NAME_graph_labels.txt`` one label per graph; optional ``NAME_node_labels.txt`` (one int per
 node, becomes ``Graph.labels``) and ``NAME_node_attributes.txt`` (comma-separated floats, becomes
-``Graph.features``). Labels with negative values (MUTAG uses -1/1) are renumbered ``0..k-1`` in sorted order, with
-a note, because -1 means "unknown" in a :class:`Graph`.
+``Graph.features``). Graph and node labels that are not already ``0..k-1`` (ENZYMES uses 1..6, MUTAG variants use
+-1/1 or 0/2) are renumbered ``0..k-1`` in sorted order, with a note: class indices must be contiguous, and -1 means
+"unknown" in a :class:`Graph`.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def _line(path: Path, row: int) -> str:
 
 
 def _relabel(values: np.ndarray, what: str, notes: list[str]) -> np.ndarray:
-    if values.size and values.min() < 0:
-        uniq, inverse = np.unique(values, return_inverse=True)
+    """Renumber labels to ``0..k-1`` (sorted) unless they already are exactly that."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    if not np.array_equal(uniq, np.arange(uniq.size)):
         notes.append(f"{what} renumbered: " + ", ".join(f"{int(u)}->{i}" for i, u in enumerate(uniq)))
         return inverse.astype(np.int64)
     return values
