@@ -352,7 +352,7 @@ def _downstream_stage(result: AuditResult, original: Graph | GraphCollection, re
         released = rel.graphs[0]
         out.append(downstream.link_prediction_utility(original, released, seed=seed))
         out.append(downstream.node_classification_utility(original, released, seed=seed,
-                                                          epochs=50 if fast else 100))
+                                                          epochs=30 if fast else 100))
         if len(rel.graphs) > 1:
             out.append({"task": "note", "skipped": f"downstream tasks use the first of {len(rel.graphs)} graphs"})
     result.downstream[rel.label] = out

@@ -1,0 +1,129 @@
+"""run_audit on real data: release directories, plain graphs, collections, several releases in one table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphrelease.audit.attacks import sample_non_edges
+from graphrelease.audit.run import load_release, run_audit
+from graphrelease.errors import InputFormatError, OptionError
+from graphrelease.graph import Graph, GraphCollection
+from graphrelease.io import read_graph, write_graph
+
+
+def make_release_dir(root: Path, graphs: list[Graph], *, epsilon: float | None, method: str, mode: str = "sound",
+                     guarantee: str = "proved", graph_labels: list[int] | None = None) -> Path:
+    """A release directory laid out as the release bundle (certificate.json, manifest.json, graphs/)."""
+    (root / "graphs").mkdir(parents=True)
+    for i, g in enumerate(graphs):
+        write_graph(g.without_private_metadata(), root / "graphs" / f"graph_{i:03d}.csv")
+    if graph_labels is not None:
+        rows = ["graph,label"] + [f"{i},{lab}" for i, lab in enumerate(graph_labels)]
+        (root / "graphs" / "graph_labels.csv").write_text("\n".join(rows) + "\n")
+    cert = {"method": method, "mode": mode, "adjacency": "edge", "epsilon": epsilon, "delta": 1e-6,
+            "guarantee": {"status": guarantee, "reason": "" if guarantee == "proved" else "paper mode"}}
+    (root / "certificate.json").write_text(json.dumps(cert))
+    (root / "manifest.json").write_text(json.dumps({"artifacts": {}}))
+    return root
+
+
+def random_like(g: Graph, seed: int) -> Graph:
+    rng = np.random.default_rng(seed)
+    empty = Graph(g.num_nodes, np.zeros((0, 2), dtype=np.int64))
+    m = min(g.num_edges, g.num_nodes * (g.num_nodes - 1) // 2)
+    return Graph.from_edges(g.num_nodes, sample_non_edges(empty, m, rng), name=f"random{seed}")[0]
+
+
+def perturbed(g: Graph, fraction: float, seed: int) -> Graph:
+    """Replace a fraction of the edges by random pairs: utility between a copy and a random graph."""
+    rng = np.random.default_rng(seed)
+    keep = g.edges[rng.random(g.num_edges) >= fraction]
+    extra = sample_non_edges(g, g.num_edges - keep.shape[0], rng)
+    return Graph.from_edges(g.num_nodes, np.concatenate([keep, extra]), name=f"perturbed{fraction}")[0]
+
+
+@pytest.fixture(scope="module")
+def citeseer_lcc(data_dir) -> Graph:
+    """A mid-sized real graph with features and labels: the 600 highest-degree CiteSeer nodes."""
+    g = read_graph(data_dir / "single" / "citeseer.npz").data
+    top = np.sort(np.argsort(-g.degrees(), kind="stable")[:600])
+    return g.induced_subgraph(top)
+
+
+def test_several_release_dirs_one_table(tmp_path, citeseer_lcc):
+    g = citeseer_lcc
+    dirs = [
+        make_release_dir(tmp_path / "copy", [g], epsilon=8.0, method="fake"),
+        make_release_dir(tmp_path / "half", [perturbed(g, 0.5, 1)], epsilon=1.0, method="fake"),
+        make_release_dir(tmp_path / "rand", [random_like(g, 2)], epsilon=0.1, method="fake"),
+        make_release_dir(tmp_path / "paper", [perturbed(g, 0.2, 3)], epsilon=2.0, method="paperish", mode="paper",
+                         guarantee="none"),
+    ]
+    res = run_audit(g, dirs, tasks=("statistics",), attacks=("link_inference", "membership"))
+    assert [r["release"] for r in res.table1] == [load_release(d).label for d in dirs]
+    copy, half, rand, paper = res.table1
+    assert all(copy[k] == 0.0 for k in ("lcc", "tc", "cpl", "gini", "rede"))
+    assert copy["epsilon"] == 8.0 and copy["guarantee"] == "proved"
+    # Utility degrades monotonically with the share of randomised edges (triangles are the most fragile).
+    assert copy["tc"] < half["tc"] < rand["tc"]
+    assert copy["mean_relative_error"] < half["mean_relative_error"] < rand["mean_relative_error"]
+    assert paper["guarantee"] == "none" and any("paper" in n for n in res.notes)
+    # Attacks: a verbatim copy leaks everything, a random graph nothing.
+    a_copy = res.attacks[copy["release"]]
+    a_rand = res.attacks[rand["release"]]
+    assert a_copy["membership_adjacency"]["auc"] == 1.0
+    assert a_copy["link_inference"]["auc"] == pytest.approx(a_copy["link_inference_reference"]["auc"])
+    assert abs(a_rand["membership_adjacency"]["auc"] - 0.5) < 0.05
+    assert abs(a_rand["link_inference"]["auc"] - 0.5) < 0.1
+    d = res.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert "stat:lcc_size" in d["legend"] and d["degree_histograms"]["original"]
+
+
+def test_downstream_on_single_graph(citeseer_lcc):
+    g = citeseer_lcc
+    res = run_audit(g, [g.without_private_metadata(), random_like(g, 5)], tasks=("downstream",), attacks=(),
+                    fast=True)
+    copy, rand = res.downstream.values()
+    nc_copy = next(t for t in copy if t["task"] == "node_classification")
+    nc_rand = next(t for t in rand if t["task"] == "node_classification")
+    assert nc_copy["release_gcn_accuracy"] == pytest.approx(nc_copy["original_gcn_accuracy"])
+    assert nc_rand["release_gcn_accuracy"] < nc_copy["release_gcn_accuracy"]
+    lp_rand = next(t for t in rand if t["task"] == "link_prediction")
+    assert abs(lp_rand["release_auc"] - 0.5) < 0.15
+
+
+def test_collection_release_with_inherited_labels(tmp_path, data_dir):
+    coll = read_graph(data_dir / "collections" / "MUTAG").data
+    assert isinstance(coll, GraphCollection) and coll.graph_labels is not None
+    pick = np.arange(0, len(coll.graphs), 2)
+    rel = make_release_dir(tmp_path / "syn", [coll.graphs[i] for i in pick], epsilon=1.0, method="fake",
+                           graph_labels=[int(coll.graph_labels[i]) for i in pick])
+    res = run_audit(coll, [rel], tasks=("statistics", "downstream"), attacks=("link_inference",), fast=True)
+    (row,) = res.table1
+    assert row["lcc"] is not None and row["mean_relative_error"] < 0.2
+    (gc,) = res.downstream[row["release"]]
+    assert gc["task"] == "graph_classification" and gc["synthetic_graphs"] == pick.size
+    assert 0.0 <= gc["synthetic_on_real_accuracy"] <= 1.0
+    assert any("structure attacks skipped" in n for n in res.notes)
+    unlabeled = load_release(make_release_dir(tmp_path / "nolab", [coll.graphs[0]], epsilon=1.0, method="fake"))
+    assert unlabeled.graph_labels is None
+
+
+def test_errors(tmp_path, citeseer_lcc):
+    with pytest.raises(OptionError):
+        run_audit(citeseer_lcc, [citeseer_lcc], tasks=("nonsense",))
+    with pytest.raises(OptionError):
+        run_audit(citeseer_lcc, [])
+    with pytest.raises(InputFormatError):
+        load_release(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputFormatError, match="graphs/"):
+        load_release(tmp_path / "empty")
+    bad = make_release_dir(tmp_path / "badlab", [citeseer_lcc], epsilon=1.0, method="x", graph_labels=[0, 1])
+    with pytest.raises(InputFormatError, match="graph labels"):
+        load_release(bad)
