@@ -308,25 +308,35 @@ def _motif_stage(result: AuditResult, orig_graphs: list[Graph], rels: list[Relea
                  motif_size: int, rng: np.random.Generator) -> None:
     from graphrelease.audit import motifs
 
-    def vec(graphs: list[Graph]) -> np.ndarray:
-        return np.sum([np.asarray(motifs.motif_vector(g, max_size=motif_size, seed=seed), dtype=float)
-                       for g in graphs], axis=0)
+    sizes = tuple(range(3, motif_size + 1))
+    keep = np.array([gl.index for gl in motifs.GRAPHLETS if gl.size in sizes], dtype=np.int64)
+    methods: dict[str, str] = {}
 
-    def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
-        na, nb = np.linalg.norm(a), np.linalg.norm(b)
-        return float(a @ b / (na * nb)) if na > 0 and nb > 0 else None
+    def vec(graphs: list[Graph], who: str) -> np.ndarray:
+        total = np.zeros(keep.size)
+        for g in graphs:
+            c = motifs.graphlet_counts(g, sizes=sizes, seed=seed)
+            total += c.counts[keep]
+            for k, how in c.method.items():
+                if not how.startswith("exact"):
+                    methods[f"{who} size {k}"] = how
+        return total
 
     sample = _subsample(orig_graphs, COLLECTION_STAT_GRAPHS, rng)
-    v_orig = vec(sample)
-    names = list(motifs.motif_names(max_size=motif_size))
+    v_orig = vec(sample, "original")
     d_orig = np.sum([motifs.degree_vector(g) for g in sample], axis=0)
-    out: dict[str, Any] = {"names": names, "original": v_orig.tolist(), "releases": {}}
+    out: dict[str, Any] = {"names": [motifs.GRAPHLET_NAMES[i] for i in keep], "original": v_orig.tolist(),
+                           "releases": {}, "sizes": list(sizes)}
     for rel in rels:
         gs = _subsample(rel.graphs, COLLECTION_STAT_GRAPHS, rng)
-        v = vec(gs)
+        v = vec(gs, rel.label)
         d = np.sum([motifs.degree_vector(g) for g in gs], axis=0)
-        out["releases"][rel.label] = {"vector": v.tolist(), "motif_cosine": cosine(v, v_orig),
-                                      "degree_cosine": cosine(d, d_orig)}
+        out["releases"][rel.label] = {"vector": v.tolist(),
+                                      "motif_cosine": motifs.cosine_similarity(v, v_orig),
+                                      "degree_cosine": motifs.cosine_similarity(d, d_orig)}
+    out["estimated"] = methods
+    for who, how in methods.items():
+        result.notes.append(f"motif counts of {who}: {how}")
     result.motifs = out
 
 

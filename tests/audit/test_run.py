@@ -63,7 +63,7 @@ def test_several_release_dirs_one_table(tmp_path, citeseer_lcc):
         make_release_dir(tmp_path / "paper", [perturbed(g, 0.2, 3)], epsilon=2.0, method="paperish", mode="paper",
                          guarantee="none"),
     ]
-    res = run_audit(g, dirs, tasks=("statistics",), attacks=("link_inference", "membership"))
+    res = run_audit(g, dirs, tasks=("statistics", "motifs"), attacks=("link_inference", "membership"))
     assert [r["release"] for r in res.table1] == [load_release(d).label for d in dirs]
     copy, half, rand, paper = res.table1
     assert all(copy[k] == 0.0 for k in ("lcc", "tc", "cpl", "gini", "rede"))
@@ -72,6 +72,12 @@ def test_several_release_dirs_one_table(tmp_path, citeseer_lcc):
     assert copy["tc"] < half["tc"] < rand["tc"]
     assert copy["mean_relative_error"] < half["mean_relative_error"] < rand["mean_relative_error"]
     assert paper["guarantee"] == "none" and any("paper" in n for n in res.notes)
+    # Motifs: induced 3/4-node graphlets; the copy matches exactly, the random graph has no triangles' share.
+    m = res.motifs
+    assert m["names"][:2] == ["3-path", "triangle"] and len(m["names"]) == 8
+    assert m["releases"][copy["release"]]["motif_cosine"] == pytest.approx(1.0)
+    assert m["releases"][copy["release"]]["vector"] == m["original"]
+    assert m["releases"][rand["release"]]["motif_cosine"] < m["releases"][half["release"]]["motif_cosine"]
     # Attacks: a verbatim copy leaks everything, a random graph nothing.
     a_copy = res.attacks[copy["release"]]
     a_rand = res.attacks[rand["release"]]
