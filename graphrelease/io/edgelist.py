@@ -45,8 +45,8 @@ MARKER = "# graphrelease edge list:"
 _MARKER_RE = re.compile(rb"^#\s*graphrelease edge list:.*\bnodes=(\d+)")
 _HEADER_WORDS = {
     b"source", b"target", b"src", b"dst", b"from", b"to", b"u", b"v", b"node", b"node1", b"node2", b"node_1",
-    b"node_2", b"id1", b"id2", b"id_1", b"id_2", b"head", b"tail", b"fromnodeid", b"tonodeid", b"i", b"j",
-    b"weight", b"timestamp", b"time", b"sign", b"a", b"b",
+    b"node_2", b"id1", b"id2", b"id_1", b"id_2", b"head", b"tail", b"fromnodeid", b"tonodeid",
+    b"weight", b"timestamp", b"time", b"sign",
 }
 ID_TYPES = ("auto", "int", "str")
 

@@ -124,6 +124,18 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
 
 def load_npz_archive(content: bytes | Path, source: str):
     """``np.load`` with pickling disabled and clean errors for non-zip or corrupt files."""
+    if isinstance(content, bytes):
+        head = content[:6]
+    else:
+        try:
+            with open(content, "rb") as fh:
+                head = fh.read(6)
+        except OSError as err:
+            raise InputFormatError(f"{source}: cannot read ({err.strerror or err})") from err
+    if head.startswith(b"\x93NUMPY"):
+        raise InputFormatError(f"{source}: is a single .npy array, expected an .npz archive of named arrays")
+    if not head.startswith(b"PK"):
+        raise InputFormatError(f"{source}: not a valid .npz archive (not a zip file)")
     try:
         handle = io.BytesIO(content) if isinstance(content, bytes) else content
         archive = np.load(handle, allow_pickle=False)

@@ -98,11 +98,17 @@ def read_pyg(path: Path, *, name: str | None = None) -> tuple[Graph, CleaningRep
     path = Path(path)
     if not path.is_file():
         raise InputFormatError(f"{path}: no such file")
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    # torch.save writes a zip archive; very old files are a bare pickle stream (protocol 2: 0x80 0x02).
+    if not (head.startswith(b"PK") or head[:1] == b"\x80"):
+        raise InputFormatError(f"{path}: not a PyTorch file (expected a torch.save zip archive)")
     try:
         with torch.serialization.safe_globals(_safe_globals()):
             obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
-        first = str(err).strip().splitlines()[-1] if str(err).strip() else ""
+        lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+        first = next((ln for ln in lines if "GLOBAL" in ln or "Unsupported" in ln), lines[0] if lines else "")
         raise InputFormatError(
             f"{path}: refusing to unpickle: the file contains objects other than tensors and plain containers "
             f"({first[:160]}); save a dict of tensors instead (e.g. data.to_dict())"

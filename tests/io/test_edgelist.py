@@ -92,7 +92,7 @@ def test_marker_keeps_isolated_nodes():
         ("0 1\n1.5 2\n", "line 2: node id '1.5' is not an integer"),
         ("0,1\n1,,2\n", "line 2"),
         ("# only a comment\n", "empty graph"),
-        ("a,b\n", "empty graph"),
+        ("source,target\n", "empty graph"),
         ("5\n6\n", "expected at least 2"),
     ],
 )
