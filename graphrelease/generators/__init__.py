@@ -8,6 +8,12 @@ from graphrelease.generators.base import GENERATORS, FittedGenerator, GraphGener
 
 # One line per generator module (keep sorted). Each registers itself with @GENERATORS.register("name").
 _GENERATOR_MODULES: list[str] = [
+    "graphrelease.generators.chung_lu",
+    "graphrelease.generators.dcsbm",
+    "graphrelease.generators.dpdk",
+    "graphrelease.generators.privgraph",
+    "graphrelease.generators.randomized_response",
+    "graphrelease.generators.tmf",
 ]
 
 for _module in _GENERATOR_MODULES:
