@@ -301,6 +301,22 @@ def graph_neighbours(collection: GraphCollection, rng: np.random.Generator) -> N
     return Neighbour(base, neigh, f"remove graph {i} ({collection[i].num_nodes} nodes)")
 
 
+def collection_edge_neighbours(collection: GraphCollection, rng: np.random.Generator) -> Neighbour:
+    """Edge adjacency inside a collection: one edge added to or removed from one graph (chosen uniformly).
+
+    Positions are unchanged, so per-position sampling stays coupled. Under whole-graph examples this is a
+    replace-one change of one example (sensitivity 2C of the clipped sum).
+    """
+    if not isinstance(collection, GraphCollection):
+        raise OptionError(f"collection_edge_neighbours needs a GraphCollection, got {type(collection).__name__}")
+    i = int(rng.integers(len(collection)))
+    inner = edge_neighbours(collection[i], rng)
+    graphs = list(collection.graphs)
+    graphs[i] = inner.neighbour
+    neigh = GraphCollection(tuple(graphs), collection.graph_labels, collection.name)
+    return Neighbour(collection, neigh, f"graph {i}: {inner.change}")
+
+
 def _require_graph(graph: Any, who: str) -> None:
     if not isinstance(graph, Graph):
         raise OptionError(f"{who} needs a Graph, got {type(graph).__name__}")
