@@ -16,7 +16,7 @@ Parsing (:func:`parse_edgelist`, on bytes) is separate from file handling (:func
 Example
 -------
 >>> parsed = parse_edgelist(b"a b\\nb c\\n", source="<string>")
->>> parsed.pairs.tolist(), list(parsed.node_ids)
+>>> parsed.pairs.tolist(), parsed.node_ids.tolist()
 ([[0, 1], [1, 2]], ['a', 'b', 'c'])
 """
 
