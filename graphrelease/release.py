@@ -102,6 +102,17 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _tool_version() -> str:
+    try:
+        from graphrelease import __version__
+
+        return __version__
+    except ImportError:  # an editable install made before graphrelease/__init__.py existed imports it as a namespace
+        from importlib.metadata import version
+
+        return version("graphrelease")
+
+
 def _write_json(path: Path, payload: Any) -> None:
     text = json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n"
     with open(path, "w", encoding="utf-8") as handle:
@@ -237,8 +248,6 @@ class ReleaseWriter:
     # ------------------------------------------------------------------ finishing
     def finalize(self, certificate_factory: Callable[[dict[str, str]], dict]) -> Path:
         """Hash the artifacts, write certificate and manifest, fsync, and move the release into place."""
-        from graphrelease import __version__
-
         root = self.staging_dir
         artifacts = self.artifacts()
         certificate = certificate_factory(dict(artifacts))
@@ -251,7 +260,7 @@ class ReleaseWriter:
         manifest = {
             "format": MANIFEST_FORMAT,
             "tool": "graphrelease",
-            "tool_version": __version__,
+            "tool_version": _tool_version(),
             "created": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
             "artifacts": entries,
             "certificate": {"path": CERTIFICATE, "sha256": sha256_file(root / CERTIFICATE),
