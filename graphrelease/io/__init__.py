@@ -78,6 +78,10 @@ def _read(path: Path, fmt: str, directed: bool | None, opts: dict[str, Any]) -> 
         from graphrelease.io.pyg import read_pyg
 
         return read_pyg(path)
+    if fmt == "graphdir":
+        from graphrelease.io.graphdir import read_graph_dir
+
+        return read_graph_dir(path)
     module = __import__(f"graphrelease.io.{fmt}", fromlist=[f"read_{fmt}"])
     return getattr(module, f"read_{fmt}")(path)
 
@@ -188,6 +192,8 @@ def write_graph(data: GraphLike, path: str | Path, fmt: str | None = None) -> Pa
 
             write_tu(data, path)
             return path
+        if fmt == "graphdir":
+            fmt = "csv"
         path.mkdir(parents=True, exist_ok=True)
         ext = _EXTENSION_BY_FORMAT[fmt]
         for i, graph in enumerate(data.graphs):
@@ -206,8 +212,8 @@ def write_graph(data: GraphLike, path: str | Path, fmt: str | None = None) -> Pa
                 f"cannot tell the output format from {path.name!r}; use a .csv/.tsv/.npz/.graphml/.gml/.gexf/.pt "
                 f"name or pass fmt"
             )
-    if fmt == "tu":
-        raise OptionError("format 'tu' is for collections; write a single graph as csv, npz or graphml")
+    if fmt in ("tu", "graphdir"):
+        raise OptionError(f"format {fmt!r} is for collections; write a single graph as csv, npz or graphml")
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     _write_one(data, path, fmt)

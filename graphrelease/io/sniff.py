@@ -11,8 +11,9 @@ from pathlib import Path
 from graphrelease.errors import InputFormatError
 from graphrelease.io._common import GZIP_MAGIC, ZIP_MAGIC
 
-FORMATS = ("edgelist", "csv", "tsv", "npz", "graphml", "gml", "gexf", "pt", "tu")
-"""Names accepted by ``fmt=`` / ``--format``. ``csv`` and ``tsv`` are edge lists with a fixed delimiter."""
+FORMATS = ("edgelist", "csv", "tsv", "npz", "graphml", "gml", "gexf", "pt", "tu", "graphdir")
+"""Names accepted by ``fmt=`` / ``--format``. ``csv`` and ``tsv`` are edge lists with a fixed delimiter; ``tu`` and
+``graphdir`` (one ``graph_<number>.<ext>`` file per graph) are collection directories."""
 
 _BY_EXTENSION = {
     ".npz": "npz",
@@ -77,11 +78,15 @@ def sniff_format(path: str | Path) -> str:
     if path.is_dir():
         from graphrelease.io.tudataset import find_tu_name
 
+        from graphrelease.io.graphdir import graph_files
+
         if find_tu_name(path) is not None:
             return "tu"
+        if graph_files(path):
+            return "graphdir"
         raise InputFormatError(
             f"{path}: is a directory without a TU Dortmund collection (expected one NAME_A.txt with "
-            f"NAME_graph_indicator.txt); pass a graph file instead"
+            f"NAME_graph_indicator.txt) or graph_<number>.<ext> files; pass a graph file instead"
         )
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":

@@ -94,6 +94,12 @@ def test_round_trip_collection_tu_and_directory(tmp_path, data_dir):
     assert files[:2] == ["graph_000.npz", "graph_001.npz"] and "graph_labels.csv" in files
     for i, g in enumerate(coll.graphs):
         same_graph(g, read_graph(per_graph / f"graph_{i:03d}.npz").data)
+    whole = read_graph(per_graph)
+    assert whole.format == "graphdir" and np.array_equal(whole.data.graph_labels, coll.graph_labels)
+    for a, b in zip(coll.graphs, whole.data.graphs):
+        same_graph(a, b)
+    as_csv = read_graph(write_graph(coll, tmp_path / "csv_dir", fmt="csv")).data
+    assert [g.num_edges for g in as_csv.graphs] == [g.num_edges for g in coll.graphs]
 
 
 def _write(path, text: str | bytes):
