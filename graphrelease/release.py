@@ -213,15 +213,21 @@ class ReleaseWriter:
         return full
 
     def write_graph(self, relpath: str, graph: GraphLike, fmt: str = "csv") -> Path:
-        """Write a released graph. Original node ids are stripped: releases number nodes ``0..n-1``."""
+        """Write a released graph. Original node ids are stripped (releases number nodes ``0..n-1``) and the
+        graph is renamed after the artifact, because formats that store a name (GraphML, GML, GEXF, TU file
+        prefixes) would otherwise carry the input's file name. Features and labels are written as given: the
+        caller decides (and the certificate states) whether they are synthetic or assumed public."""
         from graphrelease.io import write_graph
 
+        name = PurePosixPath(relpath).name.split(".")[0] or "graph"
         if isinstance(graph, GraphCollection):
             graph = GraphCollection(
-                tuple(g.replace(node_ids=None) for g in graph.graphs), graph.graph_labels, graph.name
+                tuple(g.replace(node_ids=None, name=f"{name}[{i}]") for i, g in enumerate(graph.graphs)),
+                graph.graph_labels,
+                name,
             )
         elif isinstance(graph, Graph):
-            graph = graph.replace(node_ids=None)
+            graph = graph.replace(node_ids=None, name=name)
         return write_graph(graph, self.path(relpath), fmt=fmt)
 
     def write_json(self, relpath: str, payload: Any) -> Path:

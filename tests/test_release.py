@@ -52,12 +52,17 @@ def test_complete_release_layout_and_manifest(tmp_path, graph):
     assert not list(tmp_path.glob(".release.*")), "no temporary directory left behind"
 
 
-def test_release_never_contains_original_ids(tmp_path, graph):
+def test_release_never_contains_original_ids_or_input_name(tmp_path, graph):
     out = tmp_path / "r"
+    graph = graph.replace(name="secret_input_name")
     with ReleaseWriter(out) as w:
         w.write_graph("graphs/g.npz", graph, fmt="npz")
         w.write_graph("graphs/g.csv", graph)
+        w.write_graph("graphs/g.graphml", graph, fmt="graphml")
         w.finalize(_cert)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert b"secret_input_name" not in path.read_bytes(), path
     back = read_graph(out / "graphs/g.npz").data
     assert back.node_ids is None and back.structurally_equal(graph)
     text = (out / "graphs/g.csv").read_text()
