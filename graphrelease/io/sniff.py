@@ -93,13 +93,16 @@ def sniff_format(path: str | Path) -> str:
         inner = suffixes[-2] if len(suffixes) > 1 else ""
         if inner in _BY_EXTENSION and _BY_EXTENSION[inner] in ("csv", "tsv", "edgelist", "graphml", "gml", "gexf"):
             return _BY_EXTENSION[inner]
-    elif suffixes and suffixes[-1] in _BY_EXTENSION:
-        return _BY_EXTENSION[suffixes[-1]]
     try:
         with open(path, "rb") as handle:
             head = handle.read(8192)
     except OSError as err:
         raise InputFormatError(f"{path}: cannot read ({err.strerror or err})") from err
+    if suffixes and suffixes[-1] in _BY_EXTENSION:
+        by_name = _BY_EXTENSION[suffixes[-1]]
+        # A text extension on a binary container (an .npz saved as .txt) is decided by content below.
+        if by_name not in ("csv", "tsv", "edgelist") or not head.startswith((ZIP_MAGIC, b"\x93NUMPY", b"\x80")):
+            return by_name
     if head.startswith(GZIP_MAGIC):
         try:
             with gzip.open(path, "rb") as handle:

@@ -114,6 +114,12 @@ def test_format_override(tmp_path):
         read_graph(path, fmt="parquet")
 
 
+def test_content_beats_a_misleading_text_extension(tmp_path, small_graph):
+    path = write_graph(small_graph, tmp_path / "g.npz").rename(tmp_path / "g.txt")
+    assert sniff_format(path) == "npz"
+    same_graph(small_graph, read_graph(path).data)
+
+
 def test_sniff_by_content_without_extension(tmp_path, small_graph):
     for fmt in ("npz", "graphml", "gexf", "gml", "pt"):
         path = write_graph(small_graph, tmp_path / f"x.{fmt}")
