@@ -1,0 +1,100 @@
+"""PrivGraph on Cora: exact budget split, phase probes, and the stale-loop-variable regression."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphrelease.generators.community_dp import group_pair_counts, neighbour_counts
+from graphrelease.generators.privgraph import PrivGraph, intra_degrees_and_inter_counts
+from graphrelease.privacy.budget import Budget
+from graphrelease.testing.probes import assert_within, edge_neighbours, probe_sensitivity
+from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, small_subgraph
+
+
+@pytest.fixture(scope="module")
+def cora(data_dir):
+    return load_npz_graph(data_dir, "cora")
+
+
+@pytest.fixture(scope="module")
+def fitted(cora):
+    budget = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+    return PrivGraph().fit(cora, budget), budget
+
+
+def test_budget_split_in_three(fitted):
+    f, budget = fitted
+    check_budget_spent_exactly(budget, 1.0)
+    stages = [(e.stage, e.mechanism, e.count) for e in budget.ledger]
+    assert stages == [("privgraph.community_init", "laplace", 1), ("privgraph.community_adjust", "exponential", 2),
+                      ("privgraph.extract", "laplace", 1)]
+    eps = [float(e.params["epsilon"]) * e.count for e in budget.ledger]
+    np.testing.assert_allclose(eps, [1 / 3, 1 / 3, 1 / 3])
+
+
+def test_inter_community_edges_land_between_the_right_communities(fitted, cora):
+    """Regression for the public code's stale loop variable (first endpoint always from the last community)."""
+    f, _ = fitted
+    labels = f.arrays["labels"]
+    k = int(labels.max()) + 1
+    sizes = np.bincount(labels, minlength=k)
+    (g,) = f.sample(1, rng=np.random.default_rng(5))
+    assert g.num_nodes == cora.num_nodes
+    a, b = labels[g.edges[:, 0]], labels[g.edges[:, 1]]
+    inter = a != b
+    lo, hi = np.minimum(a[inter], b[inter]), np.maximum(a[inter], b[inter])
+    got = np.zeros((k, k), dtype=np.int64)
+    np.add.at(got, (lo, hi), 1)
+    iu, ju = np.triu_indices(k, 1)
+    want = np.minimum(f.arrays["inter_counts"], sizes[iu] * sizes[ju])
+    np.testing.assert_array_equal(got[iu, ju], want)
+    assert want.sum() > 0 and (want > 0).sum() > 1
+    # Intra-community edges follow the released intra degrees (sum/2 per community, up to capacity).
+    intra_got = np.bincount(a[~inter], minlength=k)
+    intra_want = np.minimum(np.rint(np.bincount(labels, weights=f.arrays["intra_degrees"], minlength=k) / 2),
+                            sizes * (sizes - 1) // 2)
+    assert np.all(intra_got <= intra_want) and intra_got.sum() >= 0.95 * intra_want.sum()
+
+
+def test_phase1_group_counts_probe(cora):
+    sub = small_subgraph(cora, 400)
+
+    def query(g, r):  # coupled: the same random grouping on both sides
+        group_of = (np.arange(g.num_nodes) // 20)[r.permutation(g.num_nodes)]
+        return group_pair_counts(g, group_of, 20)
+
+    res = probe_sensitivity(query, sub, edge_neighbours, 1.0, draws=200, rng=np.random.default_rng(0), norm="l1")
+    assert_within(res)
+    assert res.max_ratio == 1.0
+
+
+def test_phase3_extract_probe(cora):
+    sub = small_subgraph(cora, 400)
+    labels = np.random.default_rng(1).integers(0, 6, sub.num_nodes)  # a released (public) partition
+
+    def query(g, _r):
+        deg_in, inter = intra_degrees_and_inter_counts(g, labels)
+        return np.concatenate([deg_in / 2.0, inter])
+
+    res = probe_sensitivity(query, sub, edge_neighbours, 1.0, draws=200, rng=np.random.default_rng(1), norm="l1")
+    assert_within(res)
+    assert res.max_ratio == 1.0
+
+
+def test_phase2_utility_sensitivity(cora):
+    """EM utilities u_i(C) = k_iC - d_i f_C: one edge changes only its endpoints' rows, each coordinate by <= 1."""
+    sub = small_subgraph(cora, 300)
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 5, sub.num_nodes)
+    share = rng.dirichlet(np.ones(5))
+
+    def utilities(g):
+        return neighbour_counts(g, labels, 5).toarray() - g.degrees()[:, None] * share[None, :]
+
+    base = utilities(sub)
+    for _ in range(100):
+        pair = edge_neighbours(sub, rng)
+        diff = np.abs(utilities(pair.neighbour) - base)
+        assert diff.max() <= 1.0 + 1e-12
+        assert (diff.max(axis=1) > 0).sum() <= 2
