@@ -229,7 +229,10 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
     """
     block_of = np.asarray(block_of, dtype=np.int64)
     w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
-    num_blocks = int(block_of.max()) + 1 if block_of.size else 0
+    pair_r = np.asarray(pair_r, dtype=np.int64)
+    pair_s = np.asarray(pair_s, dtype=np.int64)
+    # Blocks named by a pair but holding no node have capacity 0 (their counts are dropped below).
+    num_blocks = int(max(block_of.max(initial=-1), pair_r.max(initial=-1), pair_s.max(initial=-1))) + 1
     sizes = np.bincount(block_of, minlength=num_blocks)
     order = np.argsort(block_of, kind="stable")
     wo = w[order]
@@ -243,8 +246,6 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
     totals = np.bincount(block_of[order], weights=wo, minlength=num_blocks)
     starts = ends - totals
 
-    pair_r = np.asarray(pair_r, dtype=np.int64)
-    pair_s = np.asarray(pair_s, dtype=np.int64)
     r, s = np.minimum(pair_r, pair_s), np.maximum(pair_r, pair_s)
     cap = np.where(r == s, sizes[r] * (sizes[r] - 1) // 2, sizes[r] * sizes[s])
     target = np.minimum(np.maximum(np.asarray(counts, dtype=np.int64), 0), cap)

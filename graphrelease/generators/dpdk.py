@@ -12,7 +12,7 @@ are capped. We cap degrees at :math:`D`: bins use :math:`\min(d, D)`, and an edg
 Releases (basic composition, :math:`\varepsilon = \varepsilon_D + \varepsilon_J`):
 
 1. the cap :math:`D` unless given as public (``degree_cap=``): a DP quantile by the exponential mechanism over
-   :math:`D \in \{1, \dots, D_{\max}\}` with utility :math:`-|\#\{i: d_i \le D\} - \lceil q n \rceil|`, sensitivity 2
+   a public grid of candidates (1..10, then geometric with ratio 1.15 up to 2000) with utility :math:`-|\#\{i: d_i \le D\} - \lceil q n \rceil|`, sensitivity 2
    (one edge changes two degrees), :math:`\varepsilon_D`;
 2. the capped dK-2 counts for all :math:`D(D+1)/2` bins plus Laplace :math:`((4D-3)/\varepsilon_J)`, norm-sub.
 
@@ -64,6 +64,18 @@ def capped_dk2(graph: Graph, cap: int) -> np.ndarray:
     return np.bincount(pos, minlength=cap * (cap + 1) // 2).astype(np.float64)
 
 
+def cap_candidates(max_cap: int) -> np.ndarray:
+    """Public candidate caps: 1..10, then a geometric grid (ratio 1.15) up to ``max_cap``.
+
+    A short grid keeps the exponential mechanism's flat tail (caps far above the quantile, all with the same utility)
+    from collecting most of the probability mass, which happens with all of 1..n-1 as candidates.
+    """
+    grid = [float(c) for c in range(1, 11)]
+    while grid[-1] < max_cap:
+        grid.append(grid[-1] * 1.15)
+    return np.unique(np.minimum(np.rint(grid), max_cap).astype(np.int64))
+
+
 def dp_degree_quantile(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float, quantile: float,
                        max_cap: int, stage: str) -> int:
     """Exponential-mechanism quantile of the degree sequence (utility sensitivity 2)."""
@@ -72,7 +84,7 @@ def dp_degree_quantile(graph: Graph, budget: Any, rng: np.random.Generator, *, e
         note=f"degree cap = DP {quantile:g}-quantile of the degrees, utility -|#{{d_i <= D}} - q n|",
     ))
     deg = np.sort(graph.degrees())
-    cands = np.arange(1, max_cap + 1)
+    cands = cap_candidates(max_cap)
     below = np.searchsorted(deg, cands, side="right")
     utility = -np.abs(below - math.ceil(quantile * graph.num_nodes)).astype(np.float64)
     # Gumbel-max: argmax(eps u / (2 * 2) + Gumbel) samples exp(eps u / (2 Delta)) with Delta = 2.
@@ -105,7 +117,7 @@ class DPdK(GraphGenerator):
     """DP-dK (dK-2). ``degree_cap``: a public cap (then all epsilon goes to the series); otherwise
     ``cap_fraction`` of epsilon selects a DP ``cap_quantile`` of the degrees. ``seed``: tests only."""
 
-    def __init__(self, *, degree_cap: int | None = None, cap_fraction: float = 0.1, cap_quantile: float = 0.9,
+    def __init__(self, *, degree_cap: int | None = None, cap_fraction: float = 0.2, cap_quantile: float = 0.9,
                  seed: int | None = None) -> None:
         if degree_cap is not None and not (1 <= int(degree_cap) <= MAX_CAP):
             raise OptionError(f"degree_cap must be in 1..{MAX_CAP}, got {degree_cap}")
