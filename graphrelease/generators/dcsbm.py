@@ -12,7 +12,11 @@ its degree correction keeps hubs. Three releases, basic sequential composition:
      node features; costs no budget.
    * ``"dp"`` — PrivGraph's phase 1 and 2 (noisy super-graph Louvain, one exponential-mechanism adjustment pass;
      see :mod:`graphrelease.generators.community_dp`), fraction ``partition_fraction`` of epsilon.
-   * ``"auto"`` (default) — labels if the input has them, else features, else ``"dp"``.
+   * ``"auto"`` (default) — the candidate public partitions (labels; k-means of the features with 8, 16 and 32
+     clusters) compete in one exponential mechanism (``select_fraction`` of epsilon) whose utility is
+     :math:`m\,Q(G, P) = e_{\mathrm{in}}(P) - \sum_C \mathrm{vol}_C^2 / (4m)` (modularity in edge units; one edge
+     changes it by at most 4, see :func:`modularity_utility`); a single candidate is used as is; with no public node
+     data it falls back to ``"dp"``.
 
 2. **Block edge counts** :math:`B_{rs}` (upper triangle with diagonal; each edge in exactly one cell, L1 sensitivity
    1): :math:`\mathrm{Lap}(1/\varepsilon_B)`, norm-sub post-processing.
@@ -52,6 +56,7 @@ from graphrelease.generators.community_dp import (
     relabel,
 )
 from graphrelease.graph import Graph, GraphCollection
+from graphrelease.privacy.ledger import LedgerEntry
 
 PROOF = "docs/privacy.md#dp-dcsbm"
 
@@ -67,6 +72,26 @@ def public_feature_partition(graph: Graph, num_blocks: int, rng: np.random.Gener
     emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
     k = int(min(num_blocks, graph.num_nodes))
     return relabel(KMeans(k, n_init=3, random_state=int(rng.integers(2**31))).fit_predict(emb))
+
+
+def modularity_utility(graph: Graph, labels: np.ndarray) -> float:
+    r"""Pre-noise utility of a partition: :math:`m Q = e_{in} - \sum_C \mathrm{vol}_C^2/(4m)`.
+
+    Edge sensitivity <= 4: adding edge {u, v} raises :math:`e_{in}` by at most 1; with :math:`S = \sum_C
+    \mathrm{vol}_C^2` it raises :math:`S` by at most :math:`4\mathrm{vol}_{\max} + 4 \le 8m + 4` and :math:`m` by 1,
+    so :math:`|S'/(4(m+1)) - S/(4m)| \le (8m+4)/(4(m+1)) + S/(4m(m+1)) \le 2 + 1`.
+    """
+    m = graph.num_edges
+    if m == 0:
+        return 0.0
+    la, lb = labels[graph.edges[:, 0]], labels[graph.edges[:, 1]]
+    e_in = float(np.sum(la == lb))
+    vol = np.bincount(labels, weights=graph.degrees().astype(np.float64))
+    return e_in - float(np.sum(vol * vol)) / (4.0 * m)
+
+
+#: Edge sensitivity of :func:`modularity_utility`.
+MODULARITY_UTILITY_SENSITIVITY = 4.0
 
 
 def sorted_block_degrees(graph: Graph, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -108,8 +133,8 @@ class DPDCSBM(GraphGenerator):
     """
 
     def __init__(self, *, partition: str = "auto", num_blocks: int = 16, partition_fraction: float = 0.5,
-                 count_fraction: float = 0.2, group_size: int = 20, resolution: float = 1.0,
-                 seed: int | None = None) -> None:
+                 count_fraction: float = 0.2, select_fraction: float = 0.05, group_size: int = 20,
+                 resolution: float = 1.0, seed: int | None = None) -> None:
         if partition not in ("auto", "public_labels", "public_features", "dp"):
             raise OptionError(
                 f"partition must be auto, public_labels, public_features or dp, got {partition!r}")
@@ -123,9 +148,23 @@ class DPDCSBM(GraphGenerator):
         self.num_blocks = int(num_blocks)
         self.partition_fraction = float(partition_fraction)
         self.count_fraction = float(count_fraction)
+        if not (0.0 < select_fraction < 1.0):
+            raise OptionError(f"select_fraction must be in (0, 1), got {select_fraction}")
+        self.select_fraction = float(select_fraction)
         self.group_size = int(group_size)
         self.resolution = float(resolution)
         self.seed = seed
+
+    def _public_candidates(self, graph: Graph, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
+        out = []
+        if graph.labels is not None and np.any(graph.labels >= 0):
+            lab = np.asarray(graph.labels, dtype=np.int64)
+            out.append(("public_labels", relabel(np.where(lab >= 0, lab, lab.max() + 1))))
+        if graph.features is not None and graph.num_features >= 2:
+            for k in (8, 16, 32):
+                if k < graph.num_nodes:
+                    out.append((f"public_features:{k}", public_feature_partition(graph, k, rng)))
+        return out
 
     def _resolve_partition(self, graph: Graph) -> str:
         if self.partition != "auto":
@@ -134,11 +173,9 @@ class DPDCSBM(GraphGenerator):
             if self.partition == "public_features" and graph.features is None:
                 raise OptionError("partition='public_features' needs node features in the input")
             return self.partition
-        if graph.labels is not None and np.any(graph.labels >= 0):
-            return "public_labels"
-        if graph.features is not None and graph.num_features >= 2:
-            return "public_features"
-        return "dp"
+        has_labels = graph.labels is not None and np.any(graph.labels >= 0)
+        has_features = graph.features is not None and graph.num_features >= 2
+        return "public_select" if (has_labels or has_features) else "dp"
 
     def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedDCSBM:
         graph = require_single_graph(data, self.name)
@@ -147,16 +184,29 @@ class DPDCSBM(GraphGenerator):
         mode = self._resolve_partition(graph)
         public = dict(NODE_COUNT_PUBLIC)
         n = graph.num_nodes
-        if mode == "public_labels":
+        rest = eps
+        if mode == "public_select":
+            candidates = self._public_candidates(graph, rng)
+            if len(candidates) == 1:
+                mode, labels = candidates[0]
+            else:
+                e_sel = eps * self.select_fraction
+                budget.charge(LedgerEntry(
+                    mechanism="exponential", stage="dp_dcsbm.partition_select", params={"epsilon": float(e_sel)},
+                    sensitivity=MODULARITY_UTILITY_SENSITIVITY, proof=PROOF,
+                    note="choose among public candidate partitions by modularity in edge units (sensitivity 4)",
+                ))
+                utility = np.array([modularity_utility(graph, lab) for _, lab in candidates])
+                pick = int(np.argmax(e_sel * utility / (2.0 * MODULARITY_UTILITY_SENSITIVITY)
+                                     + rng.gumbel(size=utility.size)))
+                mode, labels = candidates[pick]
+                rest = eps - e_sel
+        elif mode == "public_labels":
             lab = np.asarray(graph.labels, dtype=np.int64)
             # Unknown labels (-1) form their own block.
             labels = relabel(np.where(lab >= 0, lab, lab.max() + 1))
-            public["node_labels"] = "node labels are public under edge adjacency; they define the blocks"
-            rest = eps
         elif mode == "public_features":
             labels = public_feature_partition(graph, self.num_blocks, rng)
-            public["node_features"] = "node features are public under edge adjacency; k-means on them defines blocks"
-            rest = eps
         else:
             e_part = eps * self.partition_fraction
             labels, share = noisy_supergraph_partition(
@@ -165,6 +215,16 @@ class DPDCSBM(GraphGenerator):
             labels = em_refine(graph, labels, budget, rng, epsilon=e_part / 4.0, volume_share=share,
                                stage="dp_dcsbm.partition_adjust", proof=PROOF)
             rest = eps - e_part
+        if mode == "public_labels":
+            public["node_labels"] = "node labels are public under edge adjacency; they define the blocks"
+        elif mode.startswith("public_features"):
+            public["node_features"] = "node features are public under edge adjacency; k-means on them defines blocks"
+        if self.partition == "auto" and mode != "dp":
+            if graph.labels is not None:
+                public.setdefault("node_labels", "node labels are public under edge adjacency (partition candidates)")
+            if graph.features is not None:
+                public.setdefault("node_features",
+                                  "node features are public under edge adjacency (partition candidates)")
         labels = relabel(labels)
         k = int(labels.max()) + 1
         e_counts = rest * self.count_fraction

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from graphrelease.generators.community_dp import group_pair_counts
-from graphrelease.generators.dcsbm import DPDCSBM, FittedDCSBM, sorted_block_degrees
+from graphrelease.generators.dcsbm import (
+    DPDCSBM,
+    MODULARITY_UTILITY_SENSITIVITY,
+    FittedDCSBM,
+    modularity_utility,
+    sorted_block_degrees,
+)
 from graphrelease.privacy.budget import Budget
 from graphrelease.testing.probes import assert_within, edge_neighbours, probe_sensitivity
 from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, small_subgraph
@@ -24,7 +30,7 @@ def _block_counts_of(g, labels):
 
 def test_public_labels_partition(cora, tmp_path):
     budget = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
-    fitted = DPDCSBM().fit(cora, budget)
+    fitted = DPDCSBM(partition="public_labels").fit(cora, budget)
     check_budget_spent_exactly(budget, 1.0)
     assert fitted.config["partition"] == "public_labels"
     assert "node_labels" in fitted.public_assumptions and "num_nodes" in fitted.public_assumptions
@@ -71,3 +77,26 @@ def test_block_queries_probe(cora):
                             rng=np.random.default_rng(4), norm="l1")
     assert_within(res)
     assert res.max_ratio == 1.0
+
+
+def test_auto_selects_among_public_partitions(cora):
+    budget = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+    fitted = DPDCSBM().fit(cora, budget)
+    check_budget_spent_exactly(budget, 1.0)
+    first = budget.ledger.entries[0]
+    assert first.stage == "dp_dcsbm.partition_select" and first.mechanism == "exponential"
+    assert first.sensitivity == MODULARITY_UTILITY_SENSITIVITY
+    # On Cora the label partition has far higher modularity (about 0.64 x 5278 edge units) than the feature
+    # clusterings: the mechanism at epsilon 0.05 / 8 per unit picks it except with negligible probability.
+    assert fitted.config["partition"] == "public_labels"
+    assert {"node_labels", "node_features"} <= set(fitted.public_assumptions)
+
+
+def test_modularity_utility_probe(cora):
+    sub = small_subgraph(cora, 400)
+    rng = np.random.default_rng(7)
+    for k in (1, 3, 12):
+        labels = rng.integers(0, k, sub.num_nodes)
+        res = probe_sensitivity(lambda g, _r: np.array([modularity_utility(g, labels)]), sub, edge_neighbours,
+                                MODULARITY_UTILITY_SENSITIVITY, draws=150, rng=rng, norm="l1")
+        assert_within(res)
