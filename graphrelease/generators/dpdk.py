@@ -9,12 +9,16 @@ are capped. We cap degrees at :math:`D`: bins use :math:`\min(d, D)`, and an edg
 
 .. math:: \|\mathrm{dK2}_D(G) - \mathrm{dK2}_D(G')\|_1 \le 2(D-1) + 2(D-1) + 1 = 4D - 3.
 
-Releases (basic composition, :math:`\varepsilon = \varepsilon_D + \varepsilon_J`):
+Releases (basic composition, :math:`\varepsilon = \varepsilon_D + \varepsilon_m + \varepsilon_J`):
 
 1. the cap :math:`D` unless given as public (``degree_cap=``): a DP quantile by the exponential mechanism over
    a public grid of candidates (1..10, then geometric with ratio 1.15 up to 2000) with utility :math:`-|\#\{i: d_i \le D\} - \lceil q n \rceil|`, sensitivity 2
    (one edge changes two degrees), :math:`\varepsilon_D`;
-2. the capped dK-2 counts for all :math:`D(D+1)/2` bins plus Laplace :math:`((4D-3)/\varepsilon_J)`, norm-sub.
+2. the edge count :math:`\tilde m = m + \mathrm{Lap}(1/\varepsilon_m)` (``count_fraction``), used as the total of the
+   series in post-processing (the noisy series' own sum has standard deviation :math:`(4D-3)\sqrt{D(D+1)}/
+   \varepsilon_J`, often larger than :math:`m`);
+3. the capped dK-2 counts for all :math:`D(D+1)/2` bins plus Laplace :math:`((4D-3)/\varepsilon_J)`, projected
+   (norm-sub) onto non-negative counts summing to :math:`\tilde m`.
 
 Construction (post-processing, the "2K" generator): the number of nodes per degree class is derived from the noisy
 series (stubs / degree), scaled to at most :math:`n` (the rest are isolated), classes are assigned to nodes at
@@ -117,8 +121,8 @@ class DPdK(GraphGenerator):
     """DP-dK (dK-2). ``degree_cap``: a public cap (then all epsilon goes to the series); otherwise
     ``cap_fraction`` of epsilon selects a DP ``cap_quantile`` of the degrees. ``seed``: tests only."""
 
-    def __init__(self, *, degree_cap: int | None = None, cap_fraction: float = 0.2, cap_quantile: float = 0.9,
-                 seed: int | None = None) -> None:
+    def __init__(self, *, degree_cap: int | None = None, cap_fraction: float = 0.2, count_fraction: float = 0.05,
+                 cap_quantile: float = 0.9, seed: int | None = None) -> None:
         if degree_cap is not None and not (1 <= int(degree_cap) <= MAX_CAP):
             raise OptionError(f"degree_cap must be in 1..{MAX_CAP}, got {degree_cap}")
         if not (0.0 < cap_fraction < 1.0):
@@ -127,6 +131,9 @@ class DPdK(GraphGenerator):
             raise OptionError(f"cap_quantile must be in (0, 1], got {cap_quantile}")
         self.degree_cap = None if degree_cap is None else int(degree_cap)
         self.cap_fraction = float(cap_fraction)
+        if not (0.0 < count_fraction < 1.0) or cap_fraction + count_fraction >= 1.0:
+            raise OptionError(f"count_fraction must be in (0, 1 - cap_fraction), got {count_fraction}")
+        self.count_fraction = float(count_fraction)
         self.cap_quantile = float(cap_quantile)
         self.seed = seed
 
@@ -138,16 +145,18 @@ class DPdK(GraphGenerator):
         public = dict(NODE_COUNT_PUBLIC)
         if self.degree_cap is not None:
             cap = min(self.degree_cap, n - 1)
-            e_series = eps
+            e_series = eps * (1.0 - self.count_fraction)
             public["degree_cap"] = f"degree cap D={cap} is public (given by the data owner)"
         else:
             e_cap = eps * self.cap_fraction
             cap = dp_degree_quantile(graph, budget, rng, epsilon=e_cap, quantile=self.cap_quantile,
                                      max_cap=max(1, min(MAX_CAP, n - 1)), stage="dpdk.degree_cap")
-            e_series = eps - e_cap
+            e_series = eps * (1.0 - self.cap_fraction - self.count_fraction)
+        m_noisy = float(charge_laplace(budget, rng, float(graph.num_edges), epsilon=eps * self.count_fraction,
+                                       sensitivity=1.0, stage="dpdk.edge_count", proof=PROOF))
         noisy = charge_laplace(budget, rng, capped_dk2(graph, cap), epsilon=e_series, sensitivity=dk2_sensitivity(cap),
                                stage="dpdk.dk2_series", proof=PROOF,
                                note=f"dK-2 series with degrees capped at D={cap}: L1 sensitivity 4D-3")
-        series = norm_sub(noisy)
+        series = norm_sub(noisy, total=max(0.0, min(m_noisy, n * (n - 1) / 2)))
         return FittedDPdK(n, {"dk2": series}, {"degree_cap": cap}, public_assumptions=public,
                           reproducible_seed_used=used_seed)
