@@ -30,6 +30,12 @@ def audit(
                                                                       "membership. Default: both; 'none' for none."),
     motif_size: int = typer.Option(4, "--motif-size", help="Largest graphlet size counted (3, 4 or 5; 5 is slow)."),
     fast: bool = typer.Option(False, "--fast", help="Fewer training epochs for the downstream models."),
+    canary_runs: int = typer.Option(0, "--canary-runs", help="Empirical privacy audit: re-fit each release's method "
+                                                             "this many times, half with a canary edge, and report a "
+                                                             "lower bound on epsilon (0 = off; 200+ for a useful "
+                                                             "bound)."),
+    canary_nodes: int = typer.Option(300, "--canary-nodes", help="Canary audit on the induced subgraph of at most "
+                                                                 "this many highest-degree nodes."),
     seed: int = typer.Option(0, "--seed", help="Seed of the audit's own sampling (the audit is internal)."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the plots in the HTML report."),
 ) -> int:
@@ -61,7 +67,7 @@ def audit(
             progress.update(bar, description=stage, completed=done, total=total)
 
         result = run_audit(orig, list(release), tasks=tasks, attacks=attacks, motif_size=motif_size, seed=seed,
-                           fast=fast, progress=on_stage)
+                           fast=fast, canary_runs=canary_runs, canary_max_nodes=canary_nodes, progress=on_stage)
     written = write_report(result, report, release_dirs=release, plots=not no_plots)
     if as_json:
         from graphrelease.report.render import render_json

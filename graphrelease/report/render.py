@@ -170,11 +170,12 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], 
         out.append((
             "Empirical privacy audit",
             ["mechanism", "runs (in/out)", "canaries k", "eps lower bound", "confidence", "event", "TPR / FPR",
-             "certified eps (group of k)", "delta (group)", "violation"],
+             "stated eps (group of k)", "delta (group)", "guarantee", "violation"],
             [[e.get("label") or "-", f"{e['runs_in']}/{e['runs_out']}", fmt(e["canaries_per_run"]),
               fmt(e["epsilon_lower"]), fmt(e["confidence"]), e["bound"]["event"],
               f"{fmt(e['bound']['tpr'])} / {fmt(e['bound']['fpr'])}", fmt(e.get("claimed_group_epsilon")),
-              fmt(e.get("claimed_group_delta")), fmt(e.get("violation"))] for e in d["empirical"]],
+              fmt(e.get("claimed_group_delta")), fmt(e.get("guarantee")), fmt(e.get("violation"))]
+             for e in d["empirical"]],
             EMPIRICAL_LEGEND + " Protocol: " + d["empirical"][0].get("protocol", ""),
         ))
     if d.get("timings"):

@@ -133,3 +133,18 @@ def test_errors(tmp_path, citeseer_lcc):
     bad = make_release_dir(tmp_path / "badlab", [citeseer_lcc], epsilon=1.0, method="x", graph_labels=[0, 1])
     with pytest.raises(InputFormatError, match="graph labels"):
         load_release(bad)
+
+
+def test_canary_audit_refits_the_release_method(tmp_path, citeseer_lcc):
+    """--canary-runs: the method named by the certificate is re-fitted with and without a canary edge."""
+    g = citeseer_lcc
+    rel = make_release_dir(tmp_path / "rr", [random_like(g, 9)], epsilon=2.0, method="randomized_response",
+                           mode="symmetric")
+    unknown = make_release_dir(tmp_path / "unk", [random_like(g, 8)], epsilon=1.0, method="no_such_method")
+    res = run_audit(g, [rel, unknown], tasks=(), attacks=(), canary_runs=200, canary_max_nodes=60)
+    (e,) = res.empirical
+    assert e["runs"] == 200 and e["claimed_epsilon"] == 2.0 and e["guarantee"] == "proved"
+    assert e["epsilon_lower"] <= 2.0 and not e["violation"]
+    assert "randomized_response/symmetric" in e["label"]
+    assert any("canary audit skipped" in n for n in res.notes)
+    assert any("60 highest-degree" in n for n in res.notes)
