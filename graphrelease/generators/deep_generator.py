@@ -1,0 +1,565 @@
+"""GVAE / GGAN generators behind the :class:`~graphrelease.generators.base.GraphGenerator` interface.
+
+Modes (``mode=``):
+
+``nonprivate``   plain GVAE/GGAN (registered as ``gvae`` / ``ggan``): the utility ceiling; reads the data without
+                 noise, the certificate says ``guarantee: none`` (non-private).
+``paper``        the seed's Algorithm 1 as published (per-node clipping of decoder gradients, encoder and
+                 discriminator on the raw adjacency). NOT private: its ledger entry is marked ``sound=False`` with
+                 the reason, so the certificate says ``guarantee: none``; needs ``allow_uncertified``.
+``edge-tuples``  one large graph, option A of PRIVACY.md §3: DP edge count, DP sketch ``S = A R + N``, then DP-SGD
+                 over Poisson-sampled positive edges with an MLP encoder reading only sketch rows and public features;
+                 negatives, KL and (GGAN) a discriminator over sketch rows are post-processing.
+``buckets``      one large graph, option B: every step each node joins bucket j with probability q/m; example j is
+                 bucket j's induced subgraph (GCN encoder kept), its whole gradient clipped; joint-convexity
+                 accounting with pair rate q^2/m.
+``graphs``       a collection: one example = one graph (Poisson-sampled), whole gradient clipped. Graph adjacency:
+                 add/remove subsampled Gaussian; edge adjacency: replace-one under Poisson sampling.
+``auto``         ``graphs`` for collections, :data:`DEFAULT_SINGLE_MODE` for one graph.
+
+Released (``model/``): the decoder weights, its config, the node-count model, the DP edge-count target and — for
+``edge-tuples`` and ``nonprivate`` — per-node latent posteriors (for edge-tuples a function of the DP sketch and the
+DP-trained encoder only, i.e. post-processing). The encoder itself is never released.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+import torch
+
+from graphrelease.errors import BudgetError, GraphValidationError, OptionError
+from graphrelease.generators import deep_models as dm
+from graphrelease.generators import deep_train as dt
+from graphrelease.generators.base import FittedGenerator, GraphGenerator
+from graphrelease.generators.sampling import calibrate_offset, sample_edges
+from graphrelease.graph import Graph, GraphCollection
+from graphrelease.privacy.ledger import LedgerEntry
+
+MODES = ("auto", "nonprivate", "paper", "edge-tuples", "buckets", "graphs")
+#: Default sound mode for one large graph (set from reports/synth_benchmark.md measurements).
+DEFAULT_SINGLE_MODE = "edge-tuples"
+#: Noise multipliers above this make training useless; budgets that need more are refused (BudgetError).
+MAX_NOISE_MULTIPLIER = 200.0
+PAPER_NOTE = (
+    "seed Alg. 1 (mode=paper) clips per node while the GCN encoder and discriminator read the raw adjacency "
+    "without noise: one edge changes every node's gradient in its receptive field, so the per-node bound does not "
+    "bound one edge's influence (PRIVACY.md section 3). Epsilon shown is the nominal value of the clipped decoder "
+    "channel only; the algorithm has no differential-privacy guarantee."
+)
+
+
+# --------------------------------------------------------------------------------------------------- accounting
+def _compute_epsilon(entries: list[LedgerEntry], delta: float, accountant: str) -> float:
+    from graphrelease.privacy.accountants import compute_epsilon
+
+    return compute_epsilon(entries, delta, accountant)
+
+
+def _calibrate(make: Callable[[float], list[LedgerEntry]], *, prior: list[LedgerEntry], target: float,
+               delta: float, accountant: str, what: str, rtol: float = 5e-3) -> float:
+    """Smallest scale ``c`` (noise multiplier) with ``eps(prior + make(c)) <= target``; BudgetError if even
+    ``MAX_NOISE_MULTIPLIER`` does not fit, naming the smallest feasible epsilon for this schedule."""
+
+    # The search uses the RDP accountant: fast at every sigma, and never tighter than PLD (PRIVACY.md 2.3), so the
+    # result also fits a PLD budget (it may leave some of it unspent; the certificate reports what was spent).
+    def eps(c: float) -> float:
+        return _compute_epsilon([*prior, *make(c)], delta, "rdp")
+
+    floor = eps(MAX_NOISE_MULTIPLIER)
+    if floor > target:
+        raise BudgetError(
+            f"epsilon={target:g} cannot be met by {what} (delta={delta:g}): the smallest feasible epsilon for this "
+            f"schedule is {floor:.4g} (noise multiplier capped at {MAX_NOISE_MULTIPLIER:g}); raise --epsilon, or "
+            "lower the epochs / sample rate"
+        )
+    lo, hi = 0.05, MAX_NOISE_MULTIPLIER
+    if eps(lo) <= target:
+        return lo
+    while hi / lo > 1 + rtol:
+        mid = math.sqrt(lo * hi)
+        if eps(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _gaussian_entry(stage: str, sigma: float, sensitivity: float, proof: str, note: str = "") -> LedgerEntry:
+    return LedgerEntry(mechanism="gaussian", stage=stage, params={"noise_multiplier": float(sigma)},
+                       sensitivity=float(sensitivity), proof=proof, note=note)
+
+
+def _share_sigma(share_eps: float, sensitivity: float, delta: float, accountant: str) -> float:
+    """Noise multiplier of a one-shot Gaussian that alone costs ``share_eps`` (then composed with the rest)."""
+    return _calibrate(lambda c: [_gaussian_entry("share", c, sensitivity, "gaussian")], prior=[],
+                      target=share_eps, delta=delta, accountant=accountant, what="a one-shot Gaussian release",
+                      rtol=2e-2)
+
+
+# ------------------------------------------------------------------------------------------------ fitted model
+class FittedDeep(FittedGenerator):
+    """Decoder weights + what sampling needs; everything in it is DP-released, public, or (nonprivate/paper) said
+    otherwise in ``public_assumptions``."""
+
+    def __init__(self, decoder: dict[str, torch.Tensor], config: dict[str, Any],
+                 latents: tuple[torch.Tensor, torch.Tensor] | None = None) -> None:
+        self.decoder = {k: v.detach().clone().float() for k, v in decoder.items() if k.startswith(dm.DEC_PREFIX)}
+        self.config = dict(config)
+        self.latents = latents
+        self.public_assumptions = dict(self.config.get("public_assumptions", {}))
+
+    # sampling is post-processing: only the released decoder, node-count model and edge target are used
+    def _node_count(self, rng: np.random.Generator) -> int:
+        nc = self.config["node_counts"]
+        values, probs = np.asarray(nc["values"], dtype=np.int64), np.asarray(nc["probs"], dtype=np.float64)
+        return int(rng.choice(values, p=probs / probs.sum()))
+
+    def embeddings(self, num_nodes: int, rng: np.random.Generator) -> np.ndarray:
+        """Decoded node embeddings ``f(z)`` for ``num_nodes`` nodes (posterior latents when released, else prior)."""
+        tg = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
+        if self.latents is not None:
+            mu, lv = self.latents
+            n0 = mu.shape[0]
+            idx = torch.arange(n0) if num_nodes == n0 else torch.as_tensor(rng.integers(0, n0, size=num_nodes))
+            z = dm.reparameterize(mu[idx], lv[idx], torch.randn(num_nodes, dm.LATENT, generator=tg))
+        else:
+            z = torch.randn(num_nodes, dm.LATENT, generator=tg)
+        with torch.no_grad():
+            return dm.decode(self.decoder, z).numpy()
+
+    def sample(self, num_graphs: int = 1, *, num_nodes: int | None = None, rng: np.random.Generator | None = None
+               ) -> list[Graph]:
+        if int(num_graphs) < 1:
+            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
+        if num_nodes is not None and int(num_nodes) < 2:
+            raise OptionError(f"num_nodes must be >= 2, got {num_nodes}")
+        rng = rng if rng is not None else np.random.default_rng()
+        bias = float(self.decoder["dec.bias"][0])
+        out = []
+        for g in range(int(num_graphs)):
+            n = int(num_nodes) if num_nodes is not None else self._node_count(rng)
+            emb = self.embeddings(n, rng)
+            density = self.config.get("target_density")
+            offset = 0.0
+            if density is not None:
+                offset = calibrate_offset(emb, bias, float(density) * n * (n - 1) / 2, rng=rng)
+            edges = sample_edges(emb, bias, offset, rng=rng)
+            out.append(Graph(n, edges, name=f"synthetic_{g:03d}"))
+        return out
+
+    def save(self, directory: Path) -> list[Path]:
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        tensors = {k: v.contiguous() for k, v in self.decoder.items()}
+        if self.latents is not None:
+            tensors["latent.mu"] = self.latents[0].contiguous().float()
+            tensors["latent.logvar"] = self.latents[1].contiguous().float()
+        weights = directory / "decoder.safetensors"
+        save_file(tensors, str(weights))
+        config = directory / "config.json"
+        config.write_text(json.dumps(self.config, indent=2, sort_keys=True) + "\n")
+        return [weights, config]
+
+    @classmethod
+    def load(cls, directory: Path) -> "FittedDeep":
+        from safetensors.torch import load_file
+
+        directory = Path(directory)
+        try:
+            tensors = load_file(str(directory / "decoder.safetensors"))
+            config = json.loads((directory / "config.json").read_text())
+        except FileNotFoundError as err:
+            raise OptionError(f"{directory} holds no GVAE/GGAN decoder (decoder.safetensors + config.json)") from err
+        latents = None
+        if "latent.mu" in tensors:
+            latents = (tensors.pop("latent.mu"), tensors.pop("latent.logvar"))
+        return cls(tensors, config, latents)
+
+
+# ------------------------------------------------------------------------------------------------- generators
+class DeepGraphGenerator(GraphGenerator):
+    """Shared implementation of GVAE (``gan=False``) and GGAN (``gan=True``) in every mode."""
+
+    gan: ClassVar[bool] = False
+    default_mode: ClassVar[str] = "auto"
+    inputs = frozenset({"graph", "collection"})
+    adjacencies = frozenset({"edge", "graph"})
+
+    def __init__(self, *, mode: str | None = None, epochs: float | None = None, lr: float | None = None,
+                 max_grad_norm: float = 5.0, clip_decay: float = 0.99, lambda1: float = 0.1, lambda2: float = 0.1,
+                 batch_size: int | None = None, sketch_dim: int = 16, count_share: float = 0.05,
+                 sketch_share: float = 0.25, num_negatives: int = 256, bucket_size: int = 64,
+                 bucket_rate: float = 1.0, max_nodes: int = 128, paper_noise_multiplier: float = 5.0,
+                 paper_sample_rate: float = 0.01, max_steps: int = 2000, steps: int | None = None,
+                 feature_dim: int = 32, seed: int | None = None) -> None:
+        mode = (mode or self.default_mode).lower().replace("_", "-")
+        if mode not in MODES:
+            raise OptionError(f"unknown mode '{mode}' for {self.name}; choose one of: {', '.join(MODES)}")
+        if self.non_private and mode not in ("auto", "nonprivate"):
+            raise OptionError(f"{self.name} is the non-private baseline; use dp{self.name} for mode '{mode}'")
+        if not self.non_private and mode == "nonprivate":
+            raise OptionError(f"{self.name}: mode 'nonprivate' is the separate method '{self.name[2:]}'")
+        for key, value in (("max_grad_norm", max_grad_norm), ("sketch_dim", sketch_dim),
+                           ("num_negatives", num_negatives), ("bucket_size", bucket_size), ("max_nodes", max_nodes),
+                           ("paper_noise_multiplier", paper_noise_multiplier), ("max_steps", max_steps)):
+            if not value > 0:
+                raise OptionError(f"{self.name}: {key} must be > 0, got {value!r}")
+        for key, value in (("bucket_rate", bucket_rate), ("paper_sample_rate", paper_sample_rate),
+                           ("clip_decay", clip_decay)):
+            if not 0 < value <= 1:
+                raise OptionError(f"{self.name}: {key} must be in (0, 1], got {value!r}")
+        if not (0 < count_share < 1 and 0 < sketch_share < 1 and count_share + sketch_share < 0.9):
+            raise OptionError(f"{self.name}: count_share and sketch_share must be in (0, 1) with sum < 0.9")
+        if epochs is not None and not epochs > 0:
+            raise OptionError(f"{self.name}: epochs must be > 0, got {epochs!r}")
+        self.mode, self.epochs, self.lr = mode, epochs, lr
+        self.max_grad_norm, self.clip_decay = float(max_grad_norm), float(clip_decay)
+        self.lambda1, self.lambda2 = float(lambda1), float(lambda2)
+        self.batch_size, self.sketch_dim = batch_size, int(sketch_dim)
+        self.count_share, self.sketch_share = float(count_share), float(sketch_share)
+        self.num_negatives, self.bucket_size, self.bucket_rate = int(num_negatives), int(bucket_size), bucket_rate
+        self.max_nodes = int(max_nodes)
+        self.paper_sigma, self.paper_rate = float(paper_noise_multiplier), float(paper_sample_rate)
+        self.max_steps, self.steps, self.seed = int(max_steps), steps, seed
+        self.feature_dim = int(feature_dim)
+        self.last_info: dict[str, Any] = {}
+
+    # ---------------------------------------------------------------------------------------------- dispatch
+    def resolve_mode(self, data: Graph | GraphCollection) -> str:
+        if self.non_private:
+            return "nonprivate"
+        if self.mode != "auto":
+            return self.mode
+        return "graphs" if isinstance(data, GraphCollection) else DEFAULT_SINGLE_MODE
+
+    def fit(self, data: Graph | GraphCollection, budget, *, progress: Any = None) -> FittedDeep:
+        from graphrelease.privacy.noise import secure_generator
+
+        mode = self.resolve_mode(data)
+        is_coll = isinstance(data, GraphCollection)
+        if is_coll and mode in ("edge-tuples", "buckets", "paper"):
+            raise OptionError(f"{self.name}: mode '{mode}' is for one graph; a collection takes mode 'graphs'")
+        if not is_coll and mode == "graphs":
+            raise OptionError(f"{self.name}: mode 'graphs' is for a collection of graphs; give a collection")
+        adjacency = budget.ledger.adjacency.kind.value
+        if adjacency not in ("edge", "graph"):
+            raise OptionError(f"{self.name} certifies edge (and, for collections, graph) adjacency, not '{adjacency}'")
+        if adjacency == "graph" and not is_coll:
+            raise OptionError(f"{self.name}: graph adjacency needs a collection input; use --adjacency edge")
+        np_rng, torch_gen, _ = secure_generator(self.seed)
+        gen = torch.Generator().manual_seed(int(np_rng.integers(0, 2**62)))
+        self.last_info = {"mode": mode}
+        ctx = dict(budget=budget, np_rng=np_rng, noise_gen=torch_gen, gen=gen, progress=progress)
+        if mode == "nonprivate":
+            return self._fit_nonprivate(data, **ctx)
+        if mode == "paper":
+            return self._fit_paper(data, **ctx)
+        if mode == "edge-tuples":
+            return self._fit_edge_tuples(data, **ctx)
+        if mode == "buckets":
+            return self._fit_buckets(data, **ctx)
+        return self._fit_graphs(data, adjacency, **ctx)
+
+    def _net(self, in_dim: int, gen: torch.Generator, *, encoder: str = "gcn", disc_in: int | None = None
+             ) -> dt.DeepNet:
+        params = dm.init_params(in_dim, gan=self.gan, gen=gen, disc_in_dim=disc_in, encoder=encoder)
+        return dt.DeepNet(params, gan=self.gan, lambda1=self.lambda1 if self.gan else 1.0, lambda2=self.lambda2)
+
+    def _config(self, mode: str, **extra: Any) -> dict[str, Any]:
+        return {"method": self.name, "mode": mode, "gan": self.gan, "latent_dim": dm.LATENT,
+                "decoder": "FNN 16 -> 32 -> 32 (ReLU), A_ij = sigmoid(f(z_i).f(z_j) + bias + offset)", **extra}
+
+    # ------------------------------------------------------------------------------------------ single graph
+    def _features(self, graph: Graph) -> torch.Tensor | None:
+        """Public node features (edge adjacency), reduced to ``feature_dim`` columns by a truncated SVD of the
+        features alone (post-processing of public data; keeps per-example gradients small)."""
+        x = graph.dense_features()
+        if x is None:
+            return None
+        x = torch.as_tensor(np.array(x, dtype=np.float32))
+        if x.shape[1] > self.feature_dim:
+            torch.manual_seed(0)  # the SVD's random start only; it reads public features, never the edges
+            u, s, _ = torch.svd_lowrank(x - x.mean(0, keepdim=True), q=self.feature_dim, niter=3)
+            x = u * s
+            x = x / x.std(0, keepdim=True).clamp_min(1e-6)
+        return x
+
+    def _release_edge_count(self, graph: Graph, budget, np_rng) -> tuple[float, float]:
+        """Gaussian mechanism on |E| (edge adjacency: sensitivity 1), charged before it is computed."""
+        sigma = _share_sigma(self.count_share * budget.epsilon, 1.0, budget.delta, budget.accountant)
+        budget.charge(_gaussian_entry(f"{self.name}.edge_count", sigma, 1.0, "dp-edge-count",
+                                      "Gaussian mechanism on the number of edges (used to calibrate sampling)"))
+        noisy = graph.num_edges + float(np_rng.normal(0.0, sigma))
+        n = graph.num_nodes
+        return float(np.clip(noisy, 1.0, n * (n - 1) / 2)), sigma
+
+    def _fit_nonprivate(self, data, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
+        if isinstance(data, GraphCollection):
+            net = self._net(self.max_nodes, gen)
+            examples = [dt.dense_example(g.num_nodes, g.edges, self.max_nodes,
+                                         dt.identity_features(min(g.num_nodes, self.max_nodes), self.max_nodes))
+                        for g in data]
+            steps = self.steps or int(max(1, (self.epochs or 20) * len(data) / (self.batch_size or 32)))
+            dt.train_dense_nonprivate(net, examples, steps=steps, batch=self.batch_size or 32, lr=self.lr or 1e-2,
+                                      gen=gen, rng=np_rng, progress=progress)
+            counts = np.array([min(g.num_nodes, self.max_nodes) for g in data])
+            dens = float(np.mean([g.density for g in data]))
+            return FittedDeep(net.detached(), self._config(
+                "nonprivate", node_counts=_empirical_counts(counts), target_density=dens,
+                public_assumptions={"everything": "non-private baseline: the input was read without noise"}))
+        graph = data
+        x = self._features(graph)
+        net = self._net(graph.num_nodes if x is None else x.shape[1], gen,
+                        disc_in=(min(graph.num_nodes, 128) if x is None else x.shape[1]))
+        steps = self.steps or int(200 * (self.epochs or 1))
+        dt.train_single_nonprivate(net, graph.num_nodes, graph.edges, x, steps=steps, lr=self.lr or 1e-2, gen=gen,
+                                   rng=np_rng, progress=progress)
+        mu, lv = dt.posterior_latents_gcn(net, graph.num_nodes, graph.edges, x)
+        return FittedDeep(net.detached(), self._config(
+            "nonprivate", node_counts=_fixed_count(graph.num_nodes), target_density=graph.density,
+            public_assumptions={"everything": "non-private baseline: the input was read without noise"}),
+            latents=(mu, lv))
+
+    def _fit_paper(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
+        n = graph.num_nodes
+        if n > 5000:
+            raise OptionError(f"{self.name} mode=paper is a reproduction mode for small graphs (<= 5000 nodes); "
+                              f"this graph has {n}. Use a sound mode (edge-tuples or buckets).")
+        x = self._features(graph)
+        net = self._net(n if x is None else x.shape[1], gen, disc_in=(min(n, 128) if x is None else x.shape[1]))
+        q = self.paper_rate
+
+        def entry(count: int) -> LedgerEntry:
+            return LedgerEntry(mechanism="subsampled_gaussian", stage=f"{self.name}.paper.decoder", count=count,
+                               params={"noise_multiplier": self.paper_sigma, "sample_rate": q, "sampling": "poisson",
+                                       "neighboring": "add_remove"},
+                               sensitivity=1.0, proof="dpggan-paper-mode", sound=False, note=PAPER_NOTE)
+
+        if self.steps is not None:
+            steps = int(self.steps)
+        else:  # the seed varies epsilon through T at fixed sigma: the most steps whose nominal epsilon fits
+            steps = _max_steps(lambda t: [entry(t)], budget, self.max_steps)
+        if steps < 1:
+            floor = _compute_epsilon([entry(1)], budget.delta, budget.accountant)
+            raise BudgetError(f"epsilon={budget.epsilon:g} is below one step of mode=paper (nominal epsilon "
+                              f"{floor:.4g} at sigma={self.paper_sigma:g}, q={q:g}); raise --epsilon")
+        sched = dt.Schedule(sample_rate=q, steps=steps, noise_multiplier=self.paper_sigma,
+                            max_grad_norm=self.max_grad_norm, clip_decay=self.clip_decay, lr=self.lr or 1e-3)
+        dt.train_paper(net, n, graph.edges, x, schedule=sched, entry=entry(1), budget=budget, noise_gen=noise_gen,
+                       gen=gen, rng=np_rng, progress=progress)
+        self.last_info.update(steps=steps, noise_multiplier=self.paper_sigma, sample_rate=q)
+        # The seed keeps exactly |E| pairs at generation: the edge count is read without noise (declared below).
+        return FittedDeep(net.detached(), self._config(
+            "paper", node_counts=_fixed_count(n), target_density=graph.density,
+            public_assumptions={"num_nodes": "public (edge adjacency)",
+                                "num_edges": "read WITHOUT noise, as in the seed (mode=paper is not private)"}))
+
+    def _fit_edge_tuples(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
+        n = graph.num_nodes
+        m_hat, _ = self._release_edge_count(graph, budget, np_rng)
+        batch = self.batch_size or 512
+        q = float(min(1.0, batch / m_hat))
+        steps = self.steps or min(self.max_steps, dt.epochs_to_steps(self.epochs or 8, q))
+        sigma_s = _share_sigma(self.sketch_share * budget.epsilon, math.sqrt(2.0), budget.delta, budget.accountant)
+        sketch_entry = _gaussian_entry(f"{self.name}.sketch", sigma_s, math.sqrt(2.0), "dp-sketch",
+                                       f"S = A R + N, R: {n} x {self.sketch_dim} with unit rows")
+
+        def sgd(c: float, count: int = steps) -> LedgerEntry:
+            return LedgerEntry(mechanism="subsampled_gaussian", stage=f"{self.name}.edge_tuples.dpsgd", count=count,
+                               params={"noise_multiplier": float(c), "sample_rate": q, "sampling": "poisson",
+                                       "neighboring": "add_remove"}, sensitivity=1.0, proof="dpgvae-edge-tuples",
+                               note="examples = positive edges (Poisson), whole per-edge gradient clipped")
+
+        prior = list(budget.ledger.entries)
+        sigma = _calibrate(lambda c: [sketch_entry, sgd(c)], prior=prior, target=budget.epsilon, delta=budget.delta,
+                           accountant=budget.accountant, what=f"{steps} DP-SGD steps at sample rate {q:.4g}")
+        # the sketch: charged, then computed (R from the noise generator; R is never released)
+        budget.charge(sketch_entry)
+        proj = torch.randn(n, self.sketch_dim, generator=noise_gen, dtype=torch.float64)
+        proj = proj / proj.norm(dim=1, keepdim=True)
+        a = graph.to_csr()
+        sketch = torch.as_tensor(a @ proj.numpy()) + torch.normal(0.0, sigma_s, size=(n, self.sketch_dim),
+                                                                 generator=noise_gen, dtype=torch.float64)
+        # node inputs: the released sketch (scaled) and public features
+        s_scale = 1.0 / max(sigma_s, 1.0)
+        parts = [sketch.float() * s_scale]
+        x = self._features(graph)
+        if x is not None:
+            parts.append(x)
+        node_x = torch.cat(parts, dim=1)
+        net = self._net(node_x.shape[1], gen, encoder="mlp", disc_in=self.sketch_dim)
+        sched = dt.Schedule(sample_rate=q, steps=steps, noise_multiplier=sigma, max_grad_norm=self.max_grad_norm,
+                            clip_decay=self.clip_decay, lr=self.lr or 1e-2)
+        disc = {"sketch": sketch.float(), "projection": proj.float(), "noise_std": float(sigma_s)} if self.gan else None
+        dt.train_edges_dp(net, node_x, graph.edges, schedule=sched, expected_batch=q * m_hat,
+                          num_negatives=self.num_negatives, entry=sgd(sigma, 1), budget=budget, noise_gen=noise_gen,
+                          gen=gen, rng=np_rng, sketch_disc=disc, progress=progress)
+        mu, lv = dt.posterior_latents_mlp(net, node_x)
+        self.last_info.update(steps=steps, noise_multiplier=sigma, sample_rate=q, sketch_noise=sigma_s)
+        return FittedDeep(net.detached(), self._config(
+            "edge-tuples", node_counts=_fixed_count(n), target_density=m_hat / (n * (n - 1) / 2),
+            public_assumptions=_single_public(graph)), latents=(mu, lv))
+
+    def _fit_buckets(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
+        n = graph.num_nodes
+        m_hat, _ = self._release_edge_count(graph, budget, np_rng)
+        q = float(self.bucket_rate)
+        buckets = max(1, int(math.ceil(q * n / self.bucket_size)))
+        pair_rate = q * q / buckets
+        steps = self.steps or min(self.max_steps, dt.epochs_to_steps(self.epochs or 30, q))
+
+        def entry(c: float, count: int = steps) -> LedgerEntry:
+            return LedgerEntry(mechanism="joint_convexity_gaussian", stage=f"{self.name}.buckets.dpsgd", count=count,
+                               params={"noise_multiplier": float(c), "pair_rate": pair_rate, "buckets": buckets,
+                                       "node_rate": q}, sensitivity=1.0, proof="dpgvae-buckets",
+                               note="example = induced subgraph of one bucket; whole gradient clipped")
+
+        sigma = _calibrate(lambda c: [entry(c)], prior=list(budget.ledger.entries), target=budget.epsilon,
+                           delta=budget.delta, accountant=budget.accountant,
+                           what=f"{steps} bucketed steps ({buckets} buckets, node rate {q:g})")
+        x = self._features(graph)
+        feat = dt.identity_features(n, n) if x is None else x
+        net = self._net(feat.shape[1], gen)
+        csr = graph.to_csr()
+
+        def build(rng: np.random.Generator) -> list[tuple[torch.Tensor, ...]]:
+            # membership drawn without looking at E: node joins bucket j w.p. q/m, none w.p. 1-q
+            assign = np.where(rng.random(n) < q, rng.integers(0, buckets, size=n), -1)
+            out = []
+            for j in range(buckets):
+                nodes = np.flatnonzero(assign == j)
+                if nodes.size == 0:
+                    continue
+                sub = csr[nodes][:, nodes].tocoo()
+                keep = sub.row < sub.col
+                local = np.stack([sub.row[keep], sub.col[keep]], axis=1)
+                out.append(dt.dense_example(nodes.size, local, nodes.size, feat[torch.as_tensor(nodes)]))
+            return out
+
+        sched = dt.Schedule(sample_rate=q, steps=steps, noise_multiplier=sigma, max_grad_norm=self.max_grad_norm,
+                            clip_decay=self.clip_decay, lr=self.lr or 1e-2)
+        dt.train_dense_dp(net, build, schedule=sched, expected_batch=float(buckets), entry=entry(sigma, 1),
+                          budget=budget, noise_gen=noise_gen, gen=gen, rng=np_rng, progress=progress)
+        self.last_info.update(steps=steps, noise_multiplier=sigma, pair_rate=pair_rate, buckets=buckets)
+        return FittedDeep(net.detached(), self._config(
+            "buckets", node_counts=_fixed_count(n), target_density=m_hat / (n * (n - 1) / 2),
+            public_assumptions=_single_public(graph)))
+
+    # -------------------------------------------------------------------------------------------- collections
+    def _fit_graphs(self, coll: GraphCollection, adjacency: str, *, budget, np_rng, noise_gen, gen, progress
+                    ) -> FittedDeep:
+        cap = self.max_nodes
+        counts = np.array([min(g.num_nodes, cap) for g in coll])
+        dens = np.array([g.induced_subgraph(np.arange(min(g.num_nodes, cap))).density if g.num_nodes > cap
+                         else g.density for g in coll])
+        eps, delta, acc = budget.epsilon, budget.delta, budget.accountant
+        public: dict[str, str] = {"max_nodes": f"public cap {cap}: larger graphs are truncated to their first {cap}"
+                                                f" nodes inside their own example"}
+        # 1) densities: sum over graphs of each graph's density in [0, 1]; sensitivity 1 under graph adjacency, and
+        #    <= 1 / (n_g (n_g - 1) / 2) <= 1 under edge adjacency.
+        sig_d = _share_sigma(self.count_share * eps, 1.0, delta, acc)
+        budget.charge(_gaussian_entry(f"{self.name}.density_sum", sig_d, 1.0, "dp-density-sum",
+                                      "Gaussian mechanism on the sum of per-graph edge densities"))
+        dens_sum = float(dens.sum() + np_rng.normal(0.0, sig_d))
+        # 2) node counts: public under edge adjacency; a Gaussian histogram (sensitivity 1) under graph adjacency
+        if adjacency == "graph":
+            sig_h = _share_sigma(self.count_share * eps, 1.0, delta, acc)
+            budget.charge(_gaussian_entry(f"{self.name}.node_count_histogram", sig_h, 1.0, "dp-node-histogram",
+                                          f"Gaussian mechanism on the histogram of node counts 1..{cap}"))
+            hist = np.bincount(counts, minlength=cap + 1)[1:].astype(float) + np_rng.normal(0.0, sig_h, size=cap)
+            hist = np.clip(hist, 0.0, None)
+            if hist[1:].sum() <= 0:
+                hist[:] = 1.0
+            hist[0] = 0.0  # one-node graphs carry no edges
+            num_graphs_hat = max(1.0, float(hist.sum()))
+            node_counts = {"values": list(range(1, cap + 1)), "probs": (hist / hist.sum()).tolist()}
+            neighboring = "add_remove"
+        else:
+            num_graphs_hat = float(len(coll))
+            node_counts = _empirical_counts(counts)
+            public["node_counts"] = "public under edge adjacency (node sets are public)"
+            public["num_graphs"] = "public under edge adjacency"
+            neighboring = "replace_one"
+        density = float(np.clip(dens_sum / num_graphs_hat, 1e-6, 1.0))
+        batch = self.batch_size or 32
+        q = float(min(1.0, batch / num_graphs_hat))
+        steps = self.steps or min(self.max_steps, dt.epochs_to_steps(self.epochs or 20, q))
+
+        def entry(c: float, count: int = steps) -> LedgerEntry:
+            return LedgerEntry(
+                mechanism="subsampled_gaussian", stage=f"{self.name}.graphs.dpsgd", count=count,
+                params={"noise_multiplier": float(c), "sample_rate": q, "sampling": "poisson",
+                        "neighboring": neighboring}, sensitivity=1.0,
+                proof="dpgvae-graphs-graph-adjacency" if adjacency == "graph" else "dpgvae-graphs-edge-adjacency",
+                note="example = one whole graph; whole gradient (encoder, decoder, discriminator) clipped")
+
+        sigma = _calibrate(lambda c: [entry(c)], prior=list(budget.ledger.entries), target=eps, delta=delta,
+                           accountant=acc, what=f"{steps} DP-SGD steps at sample rate {q:.4g}")
+        feats = dt.identity_features(cap, cap)
+        examples = [dt.dense_example(g.num_nodes, g.edges, cap, feats) for g in coll]
+        net = self._net(cap, gen)
+
+        def build(rng: np.random.Generator) -> list[tuple[torch.Tensor, ...]]:
+            picked = np.flatnonzero(rng.random(len(examples)) < q)
+            out = []
+            for i in picked:
+                x, adj, mask = examples[i]
+                k = int(mask.sum())
+                out.append((x[:k], adj[:k, :k], mask[:k]))
+            return out
+
+        sched = dt.Schedule(sample_rate=q, steps=steps, noise_multiplier=sigma, max_grad_norm=self.max_grad_norm,
+                            clip_decay=self.clip_decay, lr=self.lr or 1e-2)
+        dt.train_dense_dp(net, build, schedule=sched, expected_batch=q * num_graphs_hat, entry=entry(sigma, 1),
+                          budget=budget, noise_gen=noise_gen, gen=gen, rng=np_rng, progress=progress)
+        self.last_info.update(steps=steps, noise_multiplier=sigma, sample_rate=q)
+        return FittedDeep(net.detached(), self._config("graphs", node_counts=node_counts, target_density=density,
+                                                       public_assumptions=public))
+
+
+def _max_steps(make: Callable[[int], list[LedgerEntry]], budget, limit: int) -> int:
+    prior = list(budget.ledger.entries)
+
+    def ok(t: int) -> bool:  # RDP (fast, never tighter than PLD): the steps found also fit a PLD budget
+        return _compute_epsilon([*prior, *make(t)], budget.delta, "rdp") <= budget.epsilon
+
+    if not ok(1):
+        return 0
+    lo, hi = 1, limit
+    if ok(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _fixed_count(n: int) -> dict[str, list]:
+    return {"values": [int(n)], "probs": [1.0]}
+
+
+def _empirical_counts(counts: np.ndarray) -> dict[str, list]:
+    values, freq = np.unique(counts, return_counts=True)
+    return {"values": values.tolist(), "probs": (freq / freq.sum()).tolist()}
+
+
+def _single_public(graph: Graph) -> dict[str, str]:
+    out = {"num_nodes": "public under edge adjacency (the node set is public)"}
+    if graph.has_features:
+        out["node_features"] = "public under edge adjacency (used as encoder input)"
+    return out
+
+
+def check_graph(data: Graph | GraphCollection) -> None:
+    if isinstance(data, Graph) and data.num_nodes < 2:
+        raise GraphValidationError(f"graph '{data.name}' needs at least 2 nodes to train a generator")

@@ -1,0 +1,396 @@
+"""``synthesize``: input graph(s) -> a certified release of synthetic graphs; ``sample_release``: more graphs from a
+release without the input (post-processing).
+
+Works with every generator registered in :data:`graphrelease.generators.GENERATORS`, through the interface of
+:mod:`graphrelease.generators.base` only.
+
+Release layout (``out``)::
+
+    graphs/graph_000.csv ...     synthetic graphs (nodes 0..n-1; no original ids)
+    model/                       the fitted generator's released parameters (decoder weights + config for GVAE/GGAN)
+    model/generator.json         which generator / fitted class to load for ``sample_release``
+    certificate.json, manifest.json
+
+The input-binding key (HMAC-SHA256 over the input) is written BESIDE the release (``<out>.key``, mode 0600) and
+never inside it; keep it with the data owner.
+
+Default delta: ``min(1e-5, 1 / n^1.1)`` with ``n`` the number of nodes (public under edge adjacency); ``1e-5`` for a
+collection.
+
+Example
+-------
+>>> from graphrelease.synth import synthesize                                  # doctest: +SKIP
+>>> r = synthesize("cora.npz", method="dpgvae", epsilon=4.0, out="release")    # doctest: +SKIP
+>>> r.guarantee, round(r.epsilon_spent, 2)                                     # doctest: +SKIP
+('proved', 3.9)
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from graphrelease.errors import OptionError, ReleaseError, UncertifiedError
+from graphrelease.graph import Graph, GraphCollection
+
+#: Method used for one input graph when ``method`` is not given (the lead sets it from reports/synth_benchmark.md).
+DEFAULT_SINGLE_GRAPH_METHOD = "dpgvae"
+#: Method used for a collection when ``method`` is not given.
+DEFAULT_COLLECTION_METHOD = "dpgvae"
+GENERATOR_FILE = "model/generator.json"
+
+#: ``progress(stage, done, total, epsilon_spent)``; stages: "fit", "sample", "write".
+ProgressFn = Callable[[str, int, int, float], None]
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    """What :func:`synthesize` / :func:`sample_release` wrote."""
+
+    release_dir: Path
+    method: str
+    mode: str | None
+    epsilon: float
+    delta: float
+    epsilon_spent: float
+    guarantee: str
+    num_graphs: int
+    key_path: Path | None
+    seconds: float
+    certificate: dict = field(repr=False, default_factory=dict)
+
+
+def default_delta(data: Graph | GraphCollection) -> float:
+    """``min(1e-5, 1/n^1.1)`` for one graph (``n`` nodes, public under edge adjacency); ``1e-5`` for collections."""
+    if isinstance(data, Graph):
+        return float(min(1e-5, 1.0 / data.num_nodes ** 1.1))
+    return 1e-5
+
+
+def _load(input_path_or_data: Any) -> Graph | GraphCollection:
+    if isinstance(input_path_or_data, (Graph, GraphCollection)):
+        return input_path_or_data
+    from graphrelease.io import read_graph
+
+    return read_graph(input_path_or_data).data
+
+
+def _accepts(cls: type, name: str) -> bool:
+    try:
+        params = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _generator_kwargs(cls: type, mode: str | None, seed: int | None, options: dict[str, Any] | None) -> dict:
+    kwargs: dict[str, Any] = dict(options or {})
+    if mode is not None:
+        if not _accepts(cls, "mode"):
+            raise OptionError(f"--mode: method '{cls.name}' has no modes; drop --mode")
+        kwargs["mode"] = mode
+    if seed is not None and _accepts(cls, "seed"):
+        kwargs["seed"] = seed
+    for key in kwargs:
+        if not _accepts(cls, key):
+            raise OptionError(f"method '{cls.name}' has no option '{key}'")
+    return kwargs
+
+
+def _write_key(key_path: Path) -> bytes:
+    key = os.urandom(32)
+    key_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(str(key_path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key.hex().encode() + b"\n")
+    return key
+
+
+def _read_key(key_path: Path) -> bytes:
+    try:
+        text = key_path.read_text().strip()
+        return bytes.fromhex(text)
+    except (OSError, ValueError) as err:
+        raise OptionError(f"--key {key_path}: cannot read a hex HMAC key ({err})") from err
+
+
+def synthesize(
+    input_path_or_data: Any,
+    *,
+    method: str | None = None,
+    epsilon: float,
+    delta: float | None = None,
+    num_graphs: int = 1,
+    out: str | Path,
+    mode: str | None = None,
+    adjacency: str | None = None,
+    allow_uncertified: bool = False,
+    force: bool = False,
+    key_path: str | Path | None = None,
+    seed: int | None = None,
+    progress: ProgressFn | None = None,
+    accountant: str = "pld",
+    num_nodes: int | None = None,
+    graph_format: str = "csv",
+    options: dict[str, Any] | None = None,
+) -> SynthResult:
+    """Fit ``method`` under ``(epsilon, delta)`` and write a release of ``num_graphs`` synthetic graphs to ``out``.
+
+    Parameters
+    ----------
+    input_path_or_data:
+        A path readable by :func:`graphrelease.io.read_graph` (a graph file or a TU collection directory), or a
+        :class:`Graph` / :class:`GraphCollection`.
+    method:
+        A registered generator (``graphrelease methods``); default :data:`DEFAULT_SINGLE_GRAPH_METHOD` for one
+        graph and :data:`DEFAULT_COLLECTION_METHOD` for a collection.
+    epsilon, delta:
+        The total budget; the run never spends more. ``delta=None``: see :func:`default_delta`.
+    num_graphs:
+        Synthetic graphs to draw (post-processing; no extra cost).
+    mode:
+        Generator mode (``dpgvae``/``dpggan``: ``paper``, ``edge-tuples``, ``buckets``, ``graphs``, ``auto``).
+    adjacency:
+        Privacy unit: ``edge`` (default) or ``graph`` (collections).
+    allow_uncertified:
+        Required for releases whose certificate says ``guarantee: none`` (non-private baselines, ``mode=paper``,
+        a fixed ``seed``).
+    key_path:
+        Where to write the input-binding HMAC key (default ``<out>.key`` beside the release). Never inside it.
+    seed:
+        Fixes all randomness (reproducibility tests only): the certificate then says ``reproducible_seed_used``
+        and ``guarantee: none``.
+    progress:
+        ``progress(stage, done, total, epsilon_spent)`` callback (the CLI draws a progress bar from it).
+    num_nodes:
+        Node count of the generated graphs (default: as the fitted model says).
+
+    Raises
+    ------
+    BudgetError
+        the budget cannot be met (the message gives the smallest feasible epsilon for the schedule).
+    UncertifiedError
+        the release would be uncertified and ``allow_uncertified`` is False.
+    """
+    from graphrelease.generators import GENERATORS
+    from graphrelease.privacy.budget import Budget
+    from graphrelease.privacy.noise import secure_generator
+
+    start = time.perf_counter()
+    if int(num_graphs) < 1:
+        raise OptionError(f"--graphs must be >= 1, got {num_graphs}")
+    out = Path(out)
+    if out.exists() and not force:
+        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
+    data = _load(input_path_or_data)
+    is_coll = isinstance(data, GraphCollection)
+    method = method or (DEFAULT_COLLECTION_METHOD if is_coll else DEFAULT_SINGLE_GRAPH_METHOD)
+    cls = GENERATORS.get(method)
+    kind = "collection" if is_coll else "graph"
+    if kind not in cls.inputs:
+        raise OptionError(f"method '{method}' takes {' or '.join(sorted(cls.inputs))} input, not a {kind}; "
+                          f"choose another --method (see `graphrelease methods`)")
+    adjacency = (adjacency or "edge").lower()
+    from graphrelease.privacy.adjacency import Adjacency
+
+    adj = Adjacency.parse(adjacency)
+    if adj.kind.value not in cls.adjacencies:
+        raise OptionError(f"method '{method}' certifies {', '.join(sorted(cls.adjacencies))} adjacency, not "
+                          f"'{adjacency}'; pass --adjacency {sorted(cls.adjacencies)[0]}")
+    if adj.kind.value == "graph" and not is_coll:
+        raise OptionError("--adjacency graph needs a collection of graphs; use --adjacency edge for one graph")
+    epsilon = float(epsilon)
+    if not (epsilon > 0) or math.isnan(epsilon):
+        raise OptionError(f"--epsilon must be > 0, got {epsilon!r}")
+    delta = default_delta(data) if delta is None else float(delta)
+    if not (0 < delta < 1):
+        raise OptionError(f"--delta must be in (0, 1), got {delta!r}")
+    uncertified_reasons = []
+    if cls.non_private:
+        uncertified_reasons.append(f"method '{method}' is a non-private baseline")
+    if mode is not None and str(mode).lower() == "paper":
+        uncertified_reasons.append("mode=paper reproduces an algorithm that is not differentially private")
+    if seed is not None:
+        uncertified_reasons.append("a fixed seed makes the noise reproducible")
+    if uncertified_reasons and not allow_uncertified:
+        raise UncertifiedError(f"the release would have guarantee: none ({'; '.join(uncertified_reasons)}); "
+                               "pass --allow-uncertified to proceed anyway")
+
+    budget = Budget.unlimited(adj, delta=delta) if cls.non_private else Budget(
+        epsilon=epsilon, delta=delta, adjacency=adj, accountant=accountant)
+    generator = cls(**_generator_kwargs(cls, mode, seed, options))
+
+    spent = [0.0]
+    if progress is not None and not cls.non_private:
+        def _on_record(ledger) -> None:
+            spent[0] = budget.spent_epsilon()
+        budget.ledger.add_listener(_on_record)
+
+    def fit_progress(*args: Any) -> None:
+        if progress is not None and len(args) >= 2:
+            progress("fit", int(args[0]), int(args[1]), spent[0])
+
+    fitted = generator.fit(data, budget, progress=fit_progress)
+    if not budget.ledger.sound and not allow_uncertified:
+        raise UncertifiedError("the fitted generator recorded mechanisms without a proof ("
+                               + "; ".join(budget.ledger.unsound_reasons()) + "); pass --allow-uncertified")
+    np_rng, _, used_seed = secure_generator(None if seed is None else seed + 1)
+    graphs: list[Graph] = []
+    for i in range(int(num_graphs)):
+        graphs.extend(fitted.sample(1, num_nodes=num_nodes, rng=np_rng))
+        if progress is not None:
+            progress("sample", i + 1, int(num_graphs), spent[0])
+    mode_used = getattr(generator, "last_info", {}).get("mode", mode)
+    key_file = Path(key_path) if key_path is not None else out.parent / f"{out.name}.key"
+    if key_file.resolve().is_relative_to(out.resolve()):
+        raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
+    cert = _write_release(out, force=force, graphs=graphs, fitted=fitted, generator=generator, method=method,
+                          mode=mode_used, budget=budget, data=data, key_file=key_file, used_seed=seed is not None,
+                          graph_format=graph_format, extra_public=None)
+    if progress is not None:
+        progress("write", 1, 1, spent[0])
+    spent_eps = 0.0 if cls.non_private or not budget.ledger.entries else budget.spent_epsilon()
+    return SynthResult(release_dir=out, method=method, mode=mode_used, epsilon=epsilon, delta=delta,
+                       epsilon_spent=spent_eps, guarantee=str(cert.get("guarantee", "none")),
+                       num_graphs=len(graphs), key_path=key_file, seconds=time.perf_counter() - start,
+                       certificate=cert)
+
+
+def _fitted_ref(fitted: Any) -> str:
+    cls = type(fitted)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _write_graphs(w, graphs: list[Graph], graph_format: str) -> list[str]:
+    ext = {"csv": "csv", "npz": "npz", "graphml": "graphml"}.get(graph_format)
+    if ext is None:
+        raise OptionError(f"graph format '{graph_format}' is not one of csv, npz, graphml")
+    names = []
+    for i, g in enumerate(graphs):
+        rel = f"graphs/graph_{i:03d}.{ext}"
+        w.write_graph(rel, g.without_private_metadata() if hasattr(g, "without_private_metadata") else g,
+                      fmt=graph_format)
+        names.append(rel)
+    return names
+
+
+def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, generator: Any, method: str,
+                   mode: str | None, budget: Any, data: Graph | GraphCollection, key_file: Path, used_seed: bool,
+                   graph_format: str, extra_public: dict | None) -> dict:
+    from graphrelease.privacy.binding import input_hmac
+    from graphrelease.privacy.certificate import build_certificate
+    from graphrelease.release import ReleaseWriter
+
+    holder: dict[str, dict] = {}
+    with ReleaseWriter(out, force=force) as w:
+        graph_files = _write_graphs(w, graphs, graph_format)
+        model_dir = w.path(GENERATOR_FILE).parent
+        model_files = [p.relative_to(w.staging_dir).as_posix() for p in fitted.save(model_dir)]
+        w.write_json(GENERATOR_FILE, {"method": method, "mode": mode, "fitted_class": _fitted_ref(fitted)})
+        released = [*graph_files, *model_files, GENERATOR_FILE]
+        key = _write_key(key_file)
+        binding = input_hmac(data, key)
+        public = dict(getattr(fitted, "public_assumptions", {}) or {})
+        public.update(extra_public or {})
+
+        def factory(artifacts: dict[str, str]) -> dict:
+            cert = build_certificate(budget=budget, method=method, mode=mode or "default", artifacts=artifacts,
+                                     public_assumptions=public, released=released,
+                                     reproducible_seed_used=used_seed,
+                                     extra={"input_hmac_sha256": binding,
+                                            "input_binding": "HMAC-SHA256 of the input under a key kept by the "
+                                                             "data owner outside this release",
+                                            "num_graphs": len(graphs)})
+            holder["cert"] = cert
+            return cert
+
+        w.finalize(factory)
+    return holder["cert"]
+
+
+def _load_fitted(release_dir: Path):
+    ref_path = release_dir / GENERATOR_FILE
+    try:
+        ref = json.loads(ref_path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ReleaseError(f"{release_dir}: no readable {GENERATOR_FILE}; was it written by `graphrelease synth`?"
+                           ) from err
+    module_name, _, qualname = str(ref.get("fitted_class", "")).partition(":")
+    if not module_name.startswith("graphrelease.generators."):
+        raise ReleaseError(f"{ref_path}: fitted_class {ref.get('fitted_class')!r} is not a graphrelease generator")
+    import graphrelease.generators  # noqa: F401  (registers everything)
+
+    obj: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise ReleaseError(f"{ref_path}: unknown fitted class {ref.get('fitted_class')!r}")
+    return ref, obj.load(release_dir / "model")
+
+
+def sample_release(release_dir: str | Path, num_graphs: int, out: str | Path, *, force: bool = False,
+                   num_nodes: int | None = None, graph_format: str = "csv", seed: int | None = None,
+                   progress: ProgressFn | None = None) -> SynthResult:
+    """Draw ``num_graphs`` more graphs from a release's model, without the input (post-processing: no budget).
+
+    The new release copies the model and carries the original certificate over, with its artifact hashes replaced
+    by the new ones and a ``post_processing`` section naming the source release's certificate hash.
+    """
+    from graphrelease.privacy.noise import secure_generator
+    from graphrelease.release import CERTIFICATE, ReleaseWriter, read_release, sha256_file
+
+    start = time.perf_counter()
+    src = Path(release_dir)
+    out = Path(out)
+    if int(num_graphs) < 1:
+        raise OptionError(f"--graphs must be >= 1, got {num_graphs}")
+    if out.resolve() == src.resolve():
+        raise OptionError("--out must differ from the source release")
+    if out.exists() and not force:
+        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
+    original = read_release(src)["certificate"]
+    ref, fitted = _load_fitted(src)
+    np_rng, _, used_seed = secure_generator(seed)
+    graphs: list[Graph] = []
+    for i in range(int(num_graphs)):
+        graphs.extend(fitted.sample(1, num_nodes=num_nodes, rng=np_rng))
+        if progress is not None:
+            progress("sample", i + 1, int(num_graphs), float("nan"))
+    source_hash = sha256_file(src / CERTIFICATE)
+    holder: dict[str, dict] = {}
+    with ReleaseWriter(out, force=force) as w:
+        graph_files = _write_graphs(w, graphs, graph_format)
+        model_dir = w.path(GENERATOR_FILE).parent
+        model_files = [p.relative_to(w.staging_dir).as_posix() for p in fitted.save(model_dir)]
+        w.write_json(GENERATOR_FILE, ref)
+
+        def factory(artifacts: dict[str, str]) -> dict:
+            cert = json.loads(json.dumps(original))
+            cert["artifacts"] = artifacts
+            cert["released"] = [*graph_files, *model_files, GENERATOR_FILE]
+            cert["post_processing"] = {
+                "source_certificate_sha256": source_hash,
+                "note": "graphs drawn from the released model without reading the input; post-processing of a "
+                        "DP release costs no privacy budget",
+                "num_graphs": len(graphs),
+            }
+            if used_seed:
+                cert["post_processing"]["reproducible_seed_used"] = True
+            holder["cert"] = cert
+            return cert
+
+        w.finalize(factory)
+    cert = holder["cert"]
+    budget_info = cert.get("budget", {}) if isinstance(cert.get("budget"), dict) else {}
+    return SynthResult(release_dir=out, method=str(ref.get("method")), mode=ref.get("mode"),
+                       epsilon=float(cert.get("epsilon", budget_info.get("epsilon", float("nan"))) or float("nan")),
+                       delta=float(cert.get("delta", budget_info.get("delta", float("nan"))) or float("nan")),
+                       epsilon_spent=0.0, guarantee=str(cert.get("guarantee", "none")), num_graphs=len(graphs),
+                       key_path=None, seconds=time.perf_counter() - start, certificate=cert)
