@@ -11,6 +11,8 @@ _GENERATOR_MODULES: list[str] = [
     "graphrelease.generators.chung_lu",
     "graphrelease.generators.dcsbm",
     "graphrelease.generators.dpdk",
+    "graphrelease.generators.ggan",
+    "graphrelease.generators.gvae",
     "graphrelease.generators.privgraph",
     "graphrelease.generators.randomized_response",
     "graphrelease.generators.tmf",
