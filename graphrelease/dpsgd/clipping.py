@@ -40,7 +40,8 @@ _EPS = 1e-6
 
 def _per_example_norms(grads: Grads, names: Sequence[str] | None = None) -> torch.Tensor:
     names = list(grads) if names is None else list(names)
-    sq = [grads[n].reshape(grads[n].shape[0], -1).pow(2).sum(dim=1) for n in names]
+    # vector_norm reduces without materialising the squared copy of every per-example gradient
+    sq = [torch.linalg.vector_norm(grads[n].reshape(grads[n].shape[0], -1), dim=1).pow(2) for n in names]
     return torch.stack(sq, dim=0).sum(dim=0).sqrt()
 
 
@@ -75,11 +76,14 @@ class ClippingPolicy(ABC):
         return {n: g * fac[n].view(-1, *([1] * (g.dim() - 1))) for n, g in grads.items()}
 
     def clip_and_sum(self, grads: Grads, indices=None, positions=None) -> dict[str, torch.Tensor]:
-        """Sum over examples of the clipped gradients, in float64 (the noise is added in float64)."""
+        """Sum over examples of the clipped gradients, returned in float64 (the noise is added in float64).
+
+        The weighted sum runs in the gradients' own dtype (converting every per-example gradient to float64 first
+        costs more than the gradients themselves); only the sum is widened.
+        """
         fac = self.factors(grads, indices, positions)
         return {
-            n: torch.tensordot(fac[n].to(torch.float64), g.to(torch.float64), dims=([0], [0]))
-            for n, g in grads.items()
+            n: torch.tensordot(fac[n].to(g.dtype), g, dims=([0], [0])).to(torch.float64) for n, g in grads.items()
         }
 
     def describe(self) -> str:
