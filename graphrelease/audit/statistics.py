@@ -172,30 +172,46 @@ def four_cycle_count(graph: Graph) -> int:
 
 
 def four_clique_count(graph: Graph) -> int:
-    """Exact number of 4-cliques (``K4``), counted as triangles ``a < b < c`` plus a common higher neighbour.
-
-    For every oriented triangle the candidates are the out-neighbours of its highest node ``c`` (at most
-    ``sqrt(2m)`` of them); membership of ``(a, d)`` and ``(b, d)`` is tested against the sorted edge keys.
-    """
-    tri = _oriented_triangles(graph)
-    if tri.shape[0] == 0:
-        return 0
-    lo = oriented_adjacency(graph)
-    n = np.int64(graph.num_nodes)
-    keys = np.sort(lo.tocoo().row.astype(np.int64) * n + lo.tocoo().col)
-    indptr, indices = lo.indptr, lo.indices
-    total = 0
-    for part in np.array_split(tri, max(1, tri.shape[0] // 200_000)):
-        a, b, c = part[:, 0], part[:, 1], part[:, 2]
-        counts = indptr[c + 1] - indptr[c]
-        if counts.sum() == 0:
-            continue
-        rep = np.repeat(np.arange(part.shape[0]), counts)
-        offs = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        d = indices[np.repeat(indptr[c], counts) + offs].astype(np.int64)
-        ok = _has_keys(keys, a[rep] * n + d) & _has_keys(keys, b[rep] * n + d)
-        total += int(ok.sum())
+    """Exact number of 4-cliques (``K4``); see :func:`four_cliques_per_node` for the method."""
+    total, _ = _four_cliques(graph, per_node=False)
     return total
+
+
+def four_cliques_per_node(graph: Graph, *, triangles: np.ndarray | None = None) -> np.ndarray:
+    """Number of 4-cliques through each node (``triangles``: the rank-ordered triangle list, if already computed)."""
+    return _four_cliques(graph, per_node=True, triangles=triangles)[1]
+
+
+def _four_cliques(graph: Graph, *, per_node: bool, triangles: np.ndarray | None = None) -> tuple[int, np.ndarray]:
+    """4-cliques counted once each as a rank-ordered triangle ``a < b < c`` plus a common higher neighbour ``d``.
+
+    The candidates ``d`` are the out-neighbours of the triangle's highest node ``c`` (at most ``sqrt(2m)`` of them
+    under degree ordering); adjacency of ``(a, d)`` and ``(b, d)`` is tested in a dense bit table for small graphs
+    and by binary search in the sorted edge keys otherwise.
+    """
+    n = graph.num_nodes
+    node_counts = np.zeros(n, dtype=np.int64)
+    tri = _oriented_triangles(graph) if triangles is None else triangles
+    total = 0
+    extend = _CliqueExtender(graph)
+    # batches of triangles keep the 4-clique arrays small even when there are tens of millions of them
+    for part in _chunks_by_work(tri, extend.out_deg[tri[:, 2]] + 1, 20_000_000):
+        k4 = extend(part)
+        total += k4.shape[0]
+        if per_node:
+            node_counts += np.bincount(k4.ravel(), minlength=n)
+    return total, node_counts
+
+
+def _chunks_by_work(rows: np.ndarray, work: np.ndarray, budget: int) -> Iterator[np.ndarray]:
+    """Split ``rows`` into consecutive chunks whose summed ``work`` stays near ``budget``."""
+    if rows.shape[0] == 0:
+        return
+    cum = np.cumsum(work)
+    cuts = np.searchsorted(cum, np.arange(budget, int(cum[-1]) + budget, budget), side="right")
+    bounds = np.unique(np.concatenate([[0], np.minimum(cuts, rows.shape[0]), [rows.shape[0]]]))
+    for s0, s1 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        yield rows[s0:s1]
 
 
 def _has_keys(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -205,15 +221,54 @@ def _has_keys(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
 
 
 def _oriented_triangles(graph: Graph) -> np.ndarray:
-    """All triangles as rows ``(a, b, c)`` sorted by degree rank (igraph's C triangle lister)."""
+    """All triangles as rows ``(a, b, c)`` with ``rank(a) < rank(b) < rank(c)`` (degree rank), each once.
+
+    Oriented wedges ``a -> b -> c`` (at most ``m sqrt(2m)`` of them under degree ordering) are closed by testing the
+    oriented edge ``a -> c``.
+    """
     if graph.num_edges < 3:
         return np.zeros((0, 3), dtype=np.int64)
-    tri = np.asarray(graph.to_igraph().list_triangles(), dtype=np.int64).reshape(-1, 3)
-    if tri.shape[0] == 0:
-        return tri
-    rank = degree_order(graph)
-    order = np.argsort(rank[tri], axis=1)
-    return np.take_along_axis(tri, order, axis=1)
+    lo = oriented_adjacency(graph).tocoo()
+    ab = np.stack([lo.row.astype(np.int64), lo.col.astype(np.int64)], axis=1)
+    return _CliqueExtender(graph)(ab)
+
+
+def _adjacency_test(graph: Graph):
+    """A vectorised ``adjacent(x, y) -> bool array`` (dense bit table for small graphs, binary search otherwise)."""
+    n = graph.num_nodes
+    if n * n <= 64_000_000:
+        dense = graph.to_csr().toarray().astype(bool).ravel()
+        return lambda x, y: dense[x * n + y]
+    e = graph.edges
+    keys = np.sort(np.concatenate([e[:, 0] * np.int64(n) + e[:, 1], e[:, 1] * np.int64(n) + e[:, 0]]))
+    return lambda x, y: _has_keys(keys, x * np.int64(n) + y)
+
+
+class _CliqueExtender:
+    """Extends rank-ordered ``k``-cliques to rank-ordered ``(k+1)``-cliques: candidates are the out-neighbours of the
+    last (highest-ranked) node, kept when adjacent to all the others. Built once per graph, applied per chunk."""
+
+    def __init__(self, graph: Graph) -> None:
+        lo = oriented_adjacency(graph)
+        self.indptr = lo.indptr.astype(np.int64)
+        self.indices = lo.indices.astype(np.int64)
+        self.out_deg = np.diff(self.indptr)
+        self.adjacent = _adjacency_test(graph)
+
+    def __call__(self, cliques: np.ndarray) -> np.ndarray:
+        found = []
+        for part in _chunks_by_work(cliques, self.out_deg[cliques[:, -1]], 4_000_000):
+            counts = self.out_deg[part[:, -1]]
+            rep = np.repeat(np.arange(part.shape[0]), counts)
+            offs = np.arange(rep.size) - np.repeat(np.cumsum(counts) - counts, counts)
+            new = self.indices[np.repeat(self.indptr[part[:, -1]], counts) + offs]
+            keep = np.arange(rep.size)
+            for col in range(part.shape[1] - 1):
+                keep = keep[self.adjacent(part[rep[keep], col], new[keep])]
+            found.append(np.concatenate([part[rep[keep]], new[keep, None]], axis=1))
+        if not found:
+            return np.zeros((0, cliques.shape[1] + 1), dtype=np.int64)
+        return np.concatenate(found, axis=0)
 
 
 def node_triangles(graph: Graph) -> np.ndarray:
