@@ -9,9 +9,12 @@ One step (Abadi et al. 2016, Alg. 1, with the expected batch size of Poisson sam
     \\qquad \\theta \\leftarrow \\mathrm{optimizer}(\\theta, \\tilde g)
 
 where :math:`\\Delta` is the clipping policy's per-example bound (``clipping.bound``; :math:`C` for flat clipping)
-and :math:`\\sigma` the ``noise_multiplier``. The pre-noise query is the clipped sum; its L2 sensitivity is
-``sensitivity`` :math:`\\times\\,\\Delta` (1 for add/remove of one example, 2 for replace-one of one example; the
-caller declares it, the probes in ``tests/dpsgd`` check it). Noise is drawn in float64 from a ``torch.Generator``
+and :math:`\\sigma` the ``noise_multiplier``. The pre-noise query is the clipped sum. The ledger's ``sensitivity``
+bounds ONE example's contribution in units of :math:`\\Delta` (1 whenever every example is clipped by the policy),
+as the accountants expect: adding/removing that example moves the sum by at most :math:`\\Delta`, and
+``neighboring="replace_one"`` makes the accountant analyse a substitution (the two versions up to
+:math:`2\\Delta` apart) — do NOT also double ``sensitivity`` for replace-one. One privacy unit touching several
+examples is ``group_size``. The probes in ``tests/dpsgd`` check these bounds. Noise is drawn in float64 from a ``torch.Generator``
 seeded by :func:`graphrelease.privacy.noise.secure_generator`; the denominator is the public expected batch size
 ``sampler.expected_batch_size``, never the realised one.
 
@@ -34,6 +37,13 @@ from graphrelease.errors import BudgetError, OptionError
 from graphrelease.privacy.ledger import LedgerEntry
 
 _NEIGHBORING = ("add_remove", "replace_one")
+
+#: default proof anchors, by (sampling, neighboring)
+PROOFS = {
+    ("poisson", "add_remove"): "docs/privacy.md#dp-sgd-poisson",
+    ("poisson", "replace_one"): "docs/privacy.md#dp-sgd-replace-one",
+    ("wor", "replace_one"): "docs/privacy.md#dp-sgd-wor",
+}
 
 
 def clipped_grad_sum(
@@ -108,16 +118,19 @@ class DPSGDTrainer:
     stage:
         Ledger stage name, e.g. ``"dp_mlp.dpsgd"``.
     sensitivity:
-        L2 sensitivity of the clipped sum in units of ``clipping.bound`` under the run's adjacency: 1 when one
-        privacy unit adds/removes one example, 2 when it replaces one example's content.
+        Bound on ONE example's clipped contribution in units of ``clipping.bound`` (1 for every policy here). The
+        factor 2 of a substitution comes from ``neighboring="replace_one"`` in the accountant, not from here.
     neighboring:
-        ``"add_remove"`` or ``"replace_one"``; the fixed-size sampler requires ``"replace_one"``.
+        ``"add_remove"`` (the privacy unit adds/removes one example) or ``"replace_one"`` (it changes one
+        example's content: whole-graph examples under edge adjacency); the fixed-size sampler requires
+        ``"replace_one"``.
     noise_generator:
         ``torch.Generator`` for the noise; default: a fresh one from ``secure_generator()`` (OS entropy).
     chunk_size:
         Examples per ``vmap`` call (memory bound).
     proof, group_size, sound, note:
-        Copied into the ledger entry (``proof`` is the anchor of the proof sketch in ``docs/privacy.md``).
+        Copied into the ledger entry. ``proof`` is the proof sketch's anchor; by default the engine's own section
+        of ``docs/privacy.md`` for the sampler and neighbouring relation in use (:data:`PROOFS`).
     """
 
     def __init__(
@@ -135,7 +148,7 @@ class DPSGDTrainer:
         neighboring: str = "add_remove",
         noise_generator: torch.Generator | None = None,
         chunk_size: int = 256,
-        proof: str = "dp-sgd-poisson",
+        proof: str | None = None,
         group_size: int = 1,
         sound: bool = True,
         note: str = "",
@@ -148,7 +161,7 @@ class DPSGDTrainer:
         if sampler.sampling == "wor" and neighboring != "replace_one":
             raise OptionError(
                 "a fixed-size (without replacement) sampler is analysed under replace-one neighbouring: "
-                "pass neighboring='replace_one' (and the matching sensitivity)"
+                "pass neighboring='replace_one'"
             )
         if not (float(sensitivity) > 0):
             raise OptionError(f"sensitivity must be > 0, got {sensitivity!r}")
@@ -169,7 +182,7 @@ class DPSGDTrainer:
         self.sensitivity = float(sensitivity)
         self.neighboring = neighboring
         self.chunk_size = int(chunk_size)
-        self.proof = proof
+        self.proof = proof if proof is not None else PROOFS[(sampler.sampling, neighboring)]
         self.group_size = int(group_size)
         self.sound = bool(sound)
         self.note = note

@@ -64,7 +64,7 @@ def test_each_step_is_charged_with_the_sampling_parameters(cora_nodes):
     assert entry.mechanism == "subsampled_gaussian" and entry.count == 4 and entry.stage == "test.mlp"
     assert entry.params == {"noise_multiplier": 1.0, "sample_rate": 0.1, "sampling": "poisson",
                             "neighboring": "add_remove"}
-    assert entry.sensitivity == 1.0 and entry.proof
+    assert entry.sensitivity == 1.0 and entry.proof == "docs/privacy.md#dp-sgd-poisson"
 
 
 def test_budget_refusal_stops_training_and_leaves_parameters_untouched(cora_nodes):
@@ -128,12 +128,12 @@ def test_fixed_size_sampler_requires_replace_one(cora_nodes):
                   budget=Budget(epsilon=5.0, delta=1e-5, adjacency="node", accountant="rdp"), stage="wor", noise_generator=tgen)
     with pytest.raises(OptionError, match="replace_one"):
         DPSGDTrainer(model, _ce, torch.optim.SGD(model.parameters(), lr=0.1), **kwargs)
-    t = DPSGDTrainer(model, _ce, torch.optim.SGD(model.parameters(), lr=0.1), neighboring="replace_one",
-                     sensitivity=2.0, **kwargs)
+    t = DPSGDTrainer(model, _ce, torch.optim.SGD(model.parameters(), lr=0.1), neighboring="replace_one", **kwargs)
     assert t.train(cora_nodes, steps=2) == dpsgd.TrainResult(2, False)
     (entry,) = kwargs["budget"].ledger.entries
     assert entry.params["sampling"] == "wor" and entry.params["dataset_size"] == 300
-    assert entry.params["neighboring"] == "replace_one" and entry.sensitivity == 2.0
+    assert entry.params["neighboring"] == "replace_one" and entry.sensitivity == 1.0
+    assert entry.proof == "docs/privacy.md#dp-sgd-wor"
 
 
 def test_zero_noise_needs_an_unlimited_budget(cora_nodes):
@@ -179,3 +179,25 @@ def test_empty_poisson_batch_still_adds_noise_and_is_charged():
     t.step(torch.ones(1, 5))
     assert budget.ledger.entries[0].count == 1
     assert float(model.weight.detach().abs().sum()) > 0
+
+
+def test_whole_graph_examples_train_end_to_end(imdb_small):
+    from graphrelease.dpsgd.examples import DenseGCN, graph_examples
+
+    examples = graph_examples(list(imdb_small), imdb_small.graph_labels, features="degree", max_degree=20)
+    torch.manual_seed(0)
+    model = DenseGCN(21, 8, 3)
+
+    def loss(f, ex):
+        return torch.nn.functional.cross_entropy(f(ex["adj"], ex["x"], ex["mask"]).unsqueeze(0), ex["y"].unsqueeze(0))
+
+    budget = Budget(epsilon=8.0, delta=1e-5, adjacency="graph", accountant="rdp")
+    rng, tgen, _ = secure_generator()
+    before = [p.detach().clone() for p in model.parameters()]
+    t = DPSGDTrainer(model, loss, torch.optim.Adam(model.parameters(), lr=1e-2),
+                     sampler=PoissonSampler(dataset_size=len(examples), sample_rate=0.2, rng=rng),
+                     clipping=FlatClipping(max_grad_norm=1.0), noise_multiplier=2.0, budget=budget,
+                     stage="test.graphs", noise_generator=tgen, chunk_size=8)
+    assert t.train(examples, steps=3) == dpsgd.TrainResult(3, False)
+    assert budget.ledger.entries[0].count == 3
+    assert all(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters()))
