@@ -89,6 +89,8 @@ class ReleaseInput:
     guarantee: str | None = None
     guarantee_reason: str | None = None
     adjacency: str | None = None
+    #: Problems found re-hashing the release against its manifest (empty: intact; None: no manifest).
+    integrity: list[str] | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -205,6 +207,10 @@ def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", 
         except json.JSONDecodeError as err:
             raise InputFormatError(f"{cert_path}: not valid JSON ({err})") from err
         _read_certificate(rel.certificate, rel)
+    if cert_path.is_file() and (path / "manifest.json").is_file():
+        from graphrelease.release import check_manifest
+
+        rel.integrity = check_manifest(path)
     labels_path = graph_dir / "graph_labels.csv"
     if labels_path.is_file():
         rel.graph_labels = _read_graph_labels(labels_path, len(graphs))
@@ -507,6 +513,8 @@ def run_audit(
             result.notes.append(f"{r.label}: guarantee {r.guarantee or 'missing'}"
                                 f"{' (' + r.guarantee_reason + ')' if r.guarantee_reason else ''}; "
                                 "its stated epsilon is not a DP guarantee")
+        if r.integrity:
+            result.notes.append(f"{r.label}: release does not match its manifest: " + "; ".join(r.integrity[:5]))
         if r.certificate is None and r.path is not None and Path(r.path).is_dir():
             result.notes.append(f"{r.label}: no certificate.json; no privacy claim")
 

@@ -17,17 +17,19 @@ from graphrelease.io import read_graph, write_graph
 
 def make_release_dir(root: Path, graphs: list[Graph], *, epsilon: float | None, method: str, mode: str = "sound",
                      guarantee: str = "proved", graph_labels: list[int] | None = None) -> Path:
-    """A release directory laid out as the release bundle (certificate.json, manifest.json, graphs/)."""
-    (root / "graphs").mkdir(parents=True)
-    for i, g in enumerate(graphs):
-        write_graph(g.without_private_metadata(), root / "graphs" / f"graph_{i:03d}.csv")
-    if graph_labels is not None:
-        rows = ["graph,label"] + [f"{i},{lab}" for i, lab in enumerate(graph_labels)]
-        (root / "graphs" / "graph_labels.csv").write_text("\n".join(rows) + "\n")
-    cert = {"method": method, "mode": mode, "adjacency": "edge", "epsilon": epsilon, "delta": 1e-6,
-            "guarantee": {"status": guarantee, "reason": "" if guarantee == "proved" else "paper mode"}}
-    (root / "certificate.json").write_text(json.dumps(cert))
-    (root / "manifest.json").write_text(json.dumps({"artifacts": {}}))
+    """A release bundle written by the project's ReleaseWriter (certificate.json, manifest.json, graphs/)."""
+    from graphrelease.release import ReleaseWriter
+
+    with ReleaseWriter(root) as w:
+        for i, g in enumerate(graphs):
+            w.write_graph(f"graphs/graph_{i:03d}.csv", g.without_private_metadata())
+        if graph_labels is not None:
+            rows = ["graph,label"] + [f"{i},{lab}" for i, lab in enumerate(graph_labels)]
+            w.path("graphs/graph_labels.csv").write_text("\n".join(rows) + "\n")
+        w.finalize(lambda artifacts: {
+            "method": method, "mode": mode, "adjacency": "edge", "epsilon": epsilon, "delta": 1e-6,
+            "artifacts": artifacts,
+            "guarantee": {"status": guarantee, "reason": "" if guarantee == "proved" else "paper mode"}})
     return root
 
 
@@ -85,6 +87,7 @@ def test_several_release_dirs_one_table(tmp_path, citeseer_lcc):
     assert a_copy["link_inference"]["auc"] == pytest.approx(a_copy["link_inference_reference"]["auc"])
     assert abs(a_rand["membership_adjacency"]["auc"] - 0.5) < 0.05
     assert abs(a_rand["link_inference"]["auc"] - 0.5) < 0.1
+    assert not any("manifest" in n for n in res.notes)
     d = res.to_dict()
     json.dumps(d, allow_nan=False)
     assert "stat:lcc_size" in d["legend"] and d["degree_histograms"]["original"]
@@ -118,6 +121,14 @@ def test_collection_release_with_inherited_labels(tmp_path, data_dir):
     assert any("structure attacks skipped" in n for n in res.notes)
     unlabeled = load_release(make_release_dir(tmp_path / "nolab", [coll.graphs[0]], epsilon=1.0, method="fake"))
     assert unlabeled.graph_labels is None
+
+
+def test_tampered_release_is_noted(tmp_path, citeseer_lcc):
+    rel = make_release_dir(tmp_path / "t", [citeseer_lcc], epsilon=1.0, method="fake")
+    with open(rel / "graphs" / "graph_000.csv", "a") as fh:
+        fh.write("0,599\n")
+    res = run_audit(citeseer_lcc, [rel], tasks=("statistics",), attacks=())
+    assert any("does not match its manifest" in n for n in res.notes)
 
 
 def test_errors(tmp_path, citeseer_lcc):
