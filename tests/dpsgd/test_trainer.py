@@ -201,3 +201,17 @@ def test_whole_graph_examples_train_end_to_end(imdb_small):
     assert t.train(examples, steps=3) == dpsgd.TrainResult(3, False)
     assert budget.ledger.entries[0].count == 3
     assert all(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters()))
+
+
+def test_trainer_entries_compose_to_the_reference_epsilon():
+    # q=0.01, sigma=1, T=1000, delta=1e-5: 2.1014 (opacus and dp-accounting RDP), 1.8282 (PLD) -- issue 3
+    from graphrelease.privacy.accountants import compute_epsilon
+
+    model = torch.nn.Linear(2, 2)
+    rng, tgen, _ = secure_generator()
+    t = DPSGDTrainer(model, lambda f, x: f(x).sum(), torch.optim.SGD(model.parameters(), lr=0.1),
+                     sampler=PoissonSampler(dataset_size=10_000, sample_rate=0.01, rng=rng),
+                     clipping=FlatClipping(max_grad_norm=3.0), noise_multiplier=1.0,
+                     budget=Budget.unlimited("node"), stage="ref", noise_generator=tgen)
+    entry = t.ledger_entry(1000)
+    assert round(compute_epsilon([entry], 1e-5, accountant="rdp"), 4) == 2.1014
