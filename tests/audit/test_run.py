@@ -93,6 +93,7 @@ def test_several_release_dirs_one_table(tmp_path, citeseer_lcc):
     assert "stat:lcc_size" in d["legend"] and d["degree_histograms"]["original"]
 
 
+@pytest.mark.slow
 def test_downstream_on_single_graph(citeseer_lcc):
     g = citeseer_lcc
     res = run_audit(g, [g.without_private_metadata(), random_like(g, 5)], tasks=("downstream",), attacks=(),
@@ -112,13 +113,17 @@ def test_collection_release_with_inherited_labels(tmp_path, data_dir):
     pick = np.arange(0, len(coll.graphs), 2)
     rel = make_release_dir(tmp_path / "syn", [coll.graphs[i] for i in pick], epsilon=1.0, method="fake",
                            graph_labels=[int(coll.graph_labels[i]) for i in pick])
-    res = run_audit(coll, [rel], tasks=("statistics", "downstream"), attacks=("link_inference",), fast=True)
+    res = run_audit(coll, [rel], tasks=("statistics", "mmd", "downstream"), attacks=("link_inference",), fast=True)
     (row,) = res.table1
     assert row["lcc"] is not None and row["mean_relative_error"] < 0.2
     (gc,) = res.downstream[row["release"]]
     assert gc["task"] == "graph_classification" and gc["synthetic_graphs"] == pick.size
     assert 0.0 <= gc["synthetic_on_real_accuracy"] <= 1.0
     assert any("structure attacks skipped" in n for n in res.notes)
+    # The release is half of the real graphs: every GraphRNN MMD is small but not zero.
+    mmds = res.mmd[row["release"]]
+    assert set(mmds) == {"degree_mmd", "clustering_mmd", "orbit_mmd"}
+    assert all(0.0 <= v < 0.05 for v in mmds.values())
     unlabeled = load_release(make_release_dir(tmp_path / "nolab", [coll.graphs[0]], epsilon=1.0, method="fake"))
     assert unlabeled.graph_labels is None
 
