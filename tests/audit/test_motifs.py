@@ -72,7 +72,7 @@ def test_graphlet_list_is_the_29_connected_graphs() -> None:
     assert all(any(nx.is_isomorphic(h, r) for r in _REF) for h in atlas)
 
 
-@pytest.mark.parametrize("n,p,seed", [(13, 0.3, 1), (13, 0.5, 2), (12, 0.75, 3), (16, 0.15, 4)])
+@pytest.mark.parametrize("n,p,seed", [(13, 0.3, 1), (13, 0.5, 2), (11, 0.75, 3), (16, 0.15, 4)])
 def test_graphlet_counts_match_brute_force(n: int, p: float, seed: int) -> None:
     nxg = nx.gnp_random_graph(n, p, seed=seed)
     counts = mo.graphlet_counts(_graph(nxg))
@@ -117,7 +117,7 @@ def test_sampled_five_node_counts_cover_exact() -> None:
     nxg = nx.powerlaw_cluster_graph(250, 3, 0.3, seed=11)
     g = _graph(nxg)
     exact = mo.graphlet_counts(g, sizes=(5,), force="exact")
-    sampled = mo.graphlet_counts(g, sizes=(5,), force="sample", time_limit=3.0, seed=3)
+    sampled = mo.graphlet_counts(g, sizes=(5,), force="sample", time_limit=2.0, seed=3)
     assert not sampled.exact[8:].any() and exact.exact[8:].all()
     tot_e, tot_s = exact.counts[8:].sum(), sampled.counts[8:].sum()
     assert abs(tot_s - tot_e) / tot_e < 0.25
