@@ -379,6 +379,34 @@ def _downstream_stage(result: AuditResult, original: Graph | GraphCollection, re
     result.downstream[rel.label] = out
 
 
+def _released_model_scorer(rel: ReleaseInput, original: Graph, result: AuditResult
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """Edge scores from the release's model (``model/`` written by ``graphrelease synth``), when it has any.
+
+    Only generators that release per-node decoder embeddings or ``edge_probabilities`` give a score beyond the
+    released graphs' adjacency (already attacked as ``membership_adjacency``).
+    """
+    if rel.path is None:
+        return None
+    from graphrelease.synth import GENERATOR_FILE
+
+    if not (Path(rel.path) / GENERATOR_FILE).is_file():
+        return None
+    from graphrelease.synth import _load_fitted
+
+    try:
+        _, fitted = _load_fitted(Path(rel.path))
+    except Exception as err:  # a model we cannot load is reported, the rest of the audit goes on
+        result.notes.append(f"{rel.label}: released model not loaded for the membership attack ({err})")
+        return None
+    if not (hasattr(fitted, "edge_probabilities") or hasattr(fitted, "embeddings")):
+        return None
+    from graphrelease.audit.empirical import canary_scores_from_fitted
+
+    rng = np.random.default_rng(0)
+    return lambda pairs: canary_scores_from_fitted(fitted, original, pairs, rng, samples=1)
+
+
 def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attacks: Sequence[str], *, seed: int,
                   edge_scorers: dict[str, Callable[[np.ndarray], np.ndarray]]) -> None:
     from graphrelease.audit import attacks as atk
@@ -402,7 +430,7 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
         if released.num_nodes == original.num_nodes:
             out["membership_adjacency"] = atk.edge_membership_attack(
                 atk.proximity_scorer(released, "adjacency"), members, non, label=rel.label)
-        scorer = edge_scorers.get(rel.label)
+        scorer = edge_scorers.get(rel.label) or _released_model_scorer(rel, original, result)
         if scorer is not None:
             out["membership_model"] = atk.edge_membership_attack(scorer, members, non, label=rel.label)
     result.attacks[rel.label] = out
