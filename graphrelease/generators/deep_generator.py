@@ -61,7 +61,8 @@ def _compute_epsilon(entries: list[LedgerEntry], delta: float, accountant: str) 
 
 
 def _calibrate(make: Callable[[float], list[LedgerEntry]], *, prior: list[LedgerEntry], target: float,
-               delta: float, accountant: str, what: str, rtol: float = 5e-3) -> float:
+               delta: float, accountant: str, what: str, rtol: float = 5e-3,
+               max_sigma: float = MAX_NOISE_MULTIPLIER) -> float:
     """Smallest scale ``c`` (noise multiplier) with ``eps(prior + make(c)) <= target``; BudgetError if even
     ``MAX_NOISE_MULTIPLIER`` does not fit, naming the smallest feasible epsilon for this schedule."""
 
@@ -70,14 +71,14 @@ def _calibrate(make: Callable[[float], list[LedgerEntry]], *, prior: list[Ledger
     def eps(c: float) -> float:
         return _compute_epsilon([*prior, *make(c)], delta, "rdp")
 
-    floor = eps(MAX_NOISE_MULTIPLIER)
+    floor = eps(max_sigma)
     if floor > target:
         raise BudgetError(
             f"epsilon={target:g} cannot be met by {what} (delta={delta:g}): the smallest feasible epsilon for this "
-            f"schedule is {floor:.4g} (noise multiplier capped at {MAX_NOISE_MULTIPLIER:g}); raise --epsilon, or "
+            f"schedule is {floor:.4g} (noise multiplier capped at {max_sigma:g}); raise --epsilon, or "
             "lower the epochs / sample rate"
         )
-    lo, hi = 0.05, MAX_NOISE_MULTIPLIER
+    lo, hi = 0.05, max_sigma
     if eps(lo) <= target:
         return lo
     while hi / lo > 1 + rtol:
@@ -98,7 +99,7 @@ def _share_sigma(share_eps: float, sensitivity: float, delta: float, accountant:
     """Noise multiplier of a one-shot Gaussian that alone costs ``share_eps`` (then composed with the rest)."""
     return _calibrate(lambda c: [_gaussian_entry("share", c, sensitivity, "gaussian")], prior=[],
                       target=share_eps, delta=delta, accountant=accountant, what="a one-shot Gaussian release",
-                      rtol=2e-2)
+                      rtol=2e-2, max_sigma=1e6)
 
 
 # ------------------------------------------------------------------------------------------------ fitted model

@@ -63,9 +63,9 @@ class DeepNet(nn.Module):
             h = dm.decode(p, dm.reparameterize(mu, lv, torch.stack([eu, ev])))
             return F.softplus(-dm.pair_logits(p, h[0], h[1]))
         if kind == "paper_node":  # Alg. 1: node i's reconstruction row + KL, decoder parameters only
-            z_all, a_row, i, pos_weight, kl_i = args
+            z_all, a_row, onehot_i, pos_weight, kl_i = args
             h = dm.decode(p, z_all)
-            logits = h @ h[i] + p["dec.bias"][0]
+            logits = h @ (onehot_i @ h) + p["dec.bias"][0]  # one-hot selection (vmap cannot index by a tensor)
             bce = F.binary_cross_entropy_with_logits(logits, a_row, reduction="none", pos_weight=pos_weight)
             return bce.mean() + kl_i
         raise ValueError(kind)
@@ -404,7 +404,7 @@ def train_paper(model: DeepNet, n: int, edges: np.ndarray, x: torch.Tensor | Non
         if picked.size:
             idx = torch.as_tensor(picked)
             zd = z.detach()
-            ex = (zd.unsqueeze(0).expand(len(idx), -1, -1), dense[idx], idx,
+            ex = (zd.unsqueeze(0).expand(len(idx), -1, -1), dense[idx], torch.eye(n)[idx],
                   pos_weight.expand(len(idx)), kl_nodes.detach()[idx] * n)
             summed = clipped_grad_sum(model, _paper_loss_fn, ex, torch.arange(len(idx)), clip, chunk_size=64)
         else:
