@@ -25,6 +25,7 @@ _COMMAND_MODULES = [
     "cli.cmd_audit",
     "cli.cmd_batch",
     "cli.cmd_inspect",
+    "cli.cmd_models",
     "cli.cmd_synth",
 ]
 

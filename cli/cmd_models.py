@@ -1,0 +1,122 @@
+"""``graphrelease train`` / ``embed`` / ``predict``: private node models (rendering only; the work is
+graphrelease.train)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from cli.common import console
+
+_EPS_HELP = (
+    "Privacy budget epsilon (with --delta): no adversary can tell neighbouring inputs (see --adjacency) apart with "
+    "likelihood ratio above e^epsilon, except with probability delta. 'inf' = non-private baseline."
+)
+_ADJ_HELP = "Privacy unit: edge | node | k-neighbor:K (what one neighbouring input changes)."
+_SET_HELP = (
+    "Model hyper-parameter KEY=VALUE (repeatable), e.g. --set epochs=50 --set hops=2 --set aggregation=similarity "
+    "--set degree_cap=10 --set seed=0 (a seed makes the run reproducible and its certificate uncertified)."
+)
+
+
+def _parse_options(items: Optional[List[str]]) -> dict:
+    from graphrelease.errors import OptionError
+
+    out: dict = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise OptionError(f"--set '{item}' must look like KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[key.strip().replace("-", "_")] = value
+    return out
+
+
+def _model_help() -> str:
+    from graphrelease.models import MODELS
+
+    return ", ".join(MODELS.names())
+
+
+def _render(report, what: str) -> None:
+    console.print(f"[bold]{what}[/] written to {report.out_dir}")
+    console.print(f"  method {report.method}, adjacency {report.adjacency}")
+    console.print(
+        f"  epsilon spent {report.epsilon_spent:.4g} of {report.epsilon:g} at delta {report.delta:g} "
+        f"(guarantee: {report.guarantee})"
+    )
+    console.print(f"  test accuracy (held-out labelled nodes, fraction correct): {report.test_accuracy:.4f}")
+    for a in report.artifacts:
+        console.print(f"  artifact {a}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train(
+        input: Path = typer.Argument(..., help="Input graph file (npz, edge list, GraphML, ...)."),
+        out: Path = typer.Option(..., "--out", help="Release directory to write."),
+        method: str = typer.Option("gap", "--method", help="Model: dp-mlp, gap, dpdgc, or baselines mlp/gcn/sage."),
+        task: str = typer.Option("node-classification", "--task", help="node-classification | link-prediction."),
+        adjacency: str = typer.Option("edge", "--adjacency", help=_ADJ_HELP),
+        epsilon: float = typer.Option(1.0, "--epsilon", help=_EPS_HELP),
+        delta: float = typer.Option(1e-5, "--delta", help="Privacy parameter delta."),
+        accountant: str = typer.Option("rdp", "--accountant", help="rdp | pld (pld is tighter, much slower)."),
+        options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
+        force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
+        allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
+    ) -> None:
+        """Train a private node model and release its weights with a privacy certificate."""
+        from graphrelease.train import train_model
+
+        with console.status(f"training {method} under {adjacency} adjacency, epsilon={epsilon:g}"):
+            report = train_model(
+                input, out, method=method, task=task, adjacency=adjacency, epsilon=epsilon, delta=delta,
+                accountant=accountant, options=_parse_options(options), force=force,
+                allow_uncertified=allow_uncertified,
+            )
+        _render(report, "model release")
+
+    @app.command("embed")
+    def embed(
+        input: Path = typer.Argument(..., help="Input graph file."),
+        out: Path = typer.Option(..., "--out", help="Release directory to write."),
+        method: str = typer.Option("gap", "--method", help="gap | dpdgc (methods whose embeddings are DP)."),
+        adjacency: str = typer.Option("edge", "--adjacency", help=_ADJ_HELP),
+        epsilon: float = typer.Option(1.0, "--epsilon", help=_EPS_HELP),
+        delta: float = typer.Option(1e-5, "--delta", help="Privacy parameter delta."),
+        accountant: str = typer.Option("rdp", "--accountant", help="rdp | pld."),
+        options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
+        force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
+        allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
+    ) -> None:
+        """Release DP node embeddings (npz, nodes numbered 0..n-1) with a privacy certificate."""
+        from graphrelease.train import embed_release
+
+        with console.status(f"fitting {method} for embeddings, epsilon={epsilon:g}"):
+            report = embed_release(
+                input, out, method=method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
+                options=_parse_options(options), force=force, allow_uncertified=allow_uncertified,
+            )
+        _render(report, "embedding release")
+
+    @app.command("predict")
+    def predict(
+        release: Path = typer.Argument(..., help="A model release written by `graphrelease train`."),
+        input: Path = typer.Argument(..., help="Graph to run the released model on (your own data; no budget)."),
+        out: Optional[Path] = typer.Option(None, "--out", help="CSV of node,prediction to write."),
+    ) -> None:
+        """Run a released model on new data (post-processing: spends no budget; the output is not a release)."""
+        from graphrelease.train import predict_release
+
+        report = predict_release(release, input, out=out)
+        console.print(f"predicted {len(report.predictions)} nodes")
+        if report.accuracy is not None:
+            console.print(f"accuracy on the {report.labelled} labelled nodes (fraction correct): {report.accuracy:.4f}")
+        if report.out_path is not None:
+            console.print(f"predictions written to {report.out_path}")

@@ -1,0 +1,173 @@
+"""Non-private node-classification baselines: MLP on features, GCN (Kipf & Welling 2017), GraphSAGE (Hamilton et al.
+2017, mean aggregator). They read the private graph without any mechanism: they need an unlimited budget
+(``Budget.unlimited``), record nothing in the ledger, and their certificate says ``guarantee: none`` (non-private).
+
+Training: full-batch Adam for a fixed number of epochs on the training nodes; no best-validation checkpointing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from graphrelease.errors import OptionError
+from graphrelease.graph import Graph
+from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.common import (
+    MLP,
+    NodeModelMixin,
+    as_index,
+    config_dict,
+    feature_matrix,
+    is_unlimited,
+    load_tensors,
+    noise_generators,
+    save_module,
+    split_state,
+    write_config,
+)
+
+
+@dataclass
+class BaselineConfig:
+    hidden: int = 64
+    layers: int = 2
+    dropout: float = 0.5
+    epochs: int = 200
+    lr: float = 1e-2
+    weight_decay: float = 5e-4
+    train_frac: float = 0.5
+    val_frac: float = 0.25
+    split_seed: int = 0
+    seed: int | None = None
+
+
+class _GNN(nn.Module):
+    def __init__(self, kind: str, in_dim: int, hidden: int, out_dim: int, layers: int, dropout: float) -> None:
+        super().__init__()
+        from torch_geometric.nn import GCNConv, SAGEConv
+
+        conv = {"gcn": GCNConv, "sage": SAGEConv}[kind]
+        dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
+        self.convs = nn.ModuleList(conv(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        for i, conv in enumerate(self.convs):
+            x = nn.functional.dropout(x, self.dropout, training=self.training)
+            x = conv(x, edge_index)
+            if i < len(self.convs) - 1:
+                x = torch.relu(x)
+        return x
+
+
+def _edge_index(graph: Graph) -> torch.Tensor:
+    e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long).t()
+    return torch.cat([e, e.flip(0)], dim=1)
+
+
+class _Baseline(PrivateModel, NodeModelMixin):
+    non_private = True
+    adjacencies = frozenset({"edge", "node", "k-neighbor"})
+    kind: str = "mlp"
+
+    def __init__(self, **options: Any) -> None:
+        self.config = BaselineConfig(**options)
+        self.net: nn.Module | None = None
+        self.public_assumptions = {"non_private": "non-private baseline: reads the graph without any mechanism"}
+
+    def _build(self, in_dim: int) -> nn.Module:
+        c = self.config
+        if self.kind == "mlp":
+            return MLP(in_dim, c.hidden, self.num_classes, layers=c.layers, dropout=c.dropout)
+        return _GNN(self.kind, in_dim, c.hidden, self.num_classes, c.layers, c.dropout)
+
+    def _forward(self, x: torch.Tensor, graph: Graph) -> torch.Tensor:
+        assert self.net is not None
+        return self.net(x) if self.kind == "mlp" else self.net(x, _edge_index(graph))
+
+    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "_Baseline":
+        if not is_unlimited(budget):
+            raise OptionError(
+                f"'{self.name}' is a non-private baseline: it cannot meet epsilon={budget.epsilon}; "
+                "use a private method (dp-mlp, gap, dpdgc) or an unlimited budget (--epsilon inf)"
+            )
+        c = self.config
+        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
+        _, tgen, self.used_seed = noise_generators(c.seed)
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+        x = feature_matrix(graph)
+        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        self.in_dim = x.shape[1]
+        self.net = self._build(self.in_dim)
+        opt = torch.optim.Adam(self.net.parameters(), lr=c.lr, weight_decay=c.weight_decay)
+        idx = as_index(split.train)
+        for _ in range(c.epochs):
+            self.net.train()
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(self._forward(x, graph)[idx], y[idx])
+            loss.backward()
+            opt.step()
+            if progress is not None:
+                progress()
+        self.net.eval()
+        self._evaluate(graph, self.predict(graph))
+        return self
+
+    @torch.no_grad()
+    def logits(self, graph: Graph) -> torch.Tensor:
+        if self.net is None:
+            raise OptionError(f"{self.name}: call fit() or load() before predict()")
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"{self.name}: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        self.net.eval()
+        return self._forward(x, graph)
+
+    def predict(self, graph: Graph) -> np.ndarray:
+        return self.logits(graph).argmax(dim=1).numpy()
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        return self.logits(graph).numpy()
+
+    def save(self, directory: Path) -> list[Path]:
+        assert self.net is not None
+        cfg = {"method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, **config_dict(self.config)}
+        cfg.pop("seed", None)
+        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+
+    @classmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> "_Baseline":
+        opts = {k: v for k, v in config.items() if k in BaselineConfig.__dataclass_fields__}
+        model = cls(**opts)
+        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
+        model.net = model._build(model.in_dim)
+        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
+        model.net.eval()
+        return model
+
+
+@MODELS.register("mlp")
+class MLPBaseline(_Baseline):
+    """Non-private MLP on node features (ignores edges)."""
+
+    kind = "mlp"
+
+
+@MODELS.register("gcn")
+class GCNBaseline(_Baseline):
+    """Non-private 2-layer GCN (Kipf & Welling 2017)."""
+
+    kind = "gcn"
+
+
+@MODELS.register("sage")
+class SAGEBaseline(_Baseline):
+    """Non-private 2-layer GraphSAGE with mean aggregation (Hamilton et al. 2017)."""
+
+    kind = "sage"

@@ -1,0 +1,483 @@
+"""Shared pieces of the node-classification models: splits, MLPs, training loops, degree capping, persistence.
+
+Nothing here reads private data on its own. The private training loop (:func:`dp_train`) delegates every noisy step
+to :mod:`graphrelease.dpsgd`, which charges the :class:`~graphrelease.privacy.budget.Budget` before applying it.
+
+Splits
+------
+:func:`node_split` draws a random train / validation / test split of the *labelled* nodes from a split seed. Which
+node lands in which split is a public choice of the analyst (it does not look at labels, edges or features); test
+labels are used only to report accuracy, never to select a model. Validation labels are not used by any private
+model either (no best-validation checkpointing), so the split is effectively train / held-out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from graphrelease.errors import GraphValidationError, OptionError
+from graphrelease.graph import Graph
+
+
+# --------------------------------------------------------------------------------------------------- splits
+
+
+@dataclass(frozen=True)
+class NodeSplit:
+    """Index arrays of the training, validation and test nodes (labelled nodes only)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+
+    def mask(self, n: int, which: str) -> np.ndarray:
+        m = np.zeros(n, dtype=bool)
+        m[getattr(self, which)] = True
+        return m
+
+
+def node_split(graph: Graph, *, train: float = 0.5, val: float = 0.25, seed: int = 0) -> NodeSplit:
+    """Random split of the labelled nodes into train / val / test fractions (the rest is test).
+
+    The split seed is a public analyst choice, not privacy noise; it never goes into a release.
+    """
+    if graph.labels is None:
+        raise GraphValidationError(
+            f"graph '{graph.name}' has no node labels; node classification needs labels (npz 'labels' array)"
+        )
+    if not (0 < train < 1 and 0 <= val < 1 and train + val < 1):
+        raise OptionError(f"split fractions must satisfy 0 < train, 0 <= val, train + val < 1; got {train}, {val}")
+    labelled = np.flatnonzero(np.asarray(graph.labels) >= 0)
+    if labelled.size < 3:
+        raise GraphValidationError(f"graph '{graph.name}' has {labelled.size} labelled nodes; need at least 3")
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(labelled)
+    n_train = max(1, int(round(train * perm.size)))
+    n_val = int(round(val * perm.size))
+    return NodeSplit(
+        train=np.sort(perm[:n_train]), val=np.sort(perm[n_train : n_train + n_val]), test=np.sort(perm[n_train + n_val :])
+    )
+
+
+def accuracy(pred: np.ndarray, labels: np.ndarray, idx: np.ndarray) -> float:
+    if idx.size == 0:
+        return float("nan")
+    return float((np.asarray(pred)[idx] == np.asarray(labels)[idx]).mean())
+
+
+# --------------------------------------------------------------------------------------------------- features
+
+
+def feature_matrix(graph: Graph) -> torch.Tensor:
+    """Dense float32 node features; a graph without features gets a constant 1 column (structure-only)."""
+    feats = graph.dense_features()
+    if feats is None:
+        return torch.ones(graph.num_nodes, 1)
+    return torch.as_tensor(np.asarray(feats, dtype=np.float32))
+
+
+def row_normalize(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to unit L2 norm (zero rows stay zero): every row has norm <= 1 exactly."""
+    norms = x.norm(dim=-1, keepdim=True)
+    out = x / norms.clamp_min(1e-12)
+    # Division can land a hair above 1 in floating point; rescale those rows so the bound holds exactly.
+    over = out.norm(dim=-1, keepdim=True)
+    return torch.where(over > 1.0, out / over, out)
+
+
+# --------------------------------------------------------------------------------------------------- graphs
+
+
+def adjacency_matrix(graph: Graph, weights: np.ndarray | None = None) -> sp.csr_matrix:
+    """Symmetric CSR adjacency (float64); optional per-edge ``weights`` aligned with ``graph.edges``."""
+    n = graph.num_nodes
+    e = np.asarray(graph.edges)
+    w = np.ones(e.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    rows = np.concatenate([e[:, 0], e[:, 1]])
+    cols = np.concatenate([e[:, 1], e[:, 0]])
+    data = np.concatenate([w, w])
+    return sp.csr_matrix((data, (rows, cols)), shape=(n, n))
+
+
+def cap_degree(graph: Graph, max_degree: int, *, order_seed: int = 0) -> Graph:
+    """Keep at most ``max_degree`` edges per node: edge-addition projection in a fixed public random order.
+
+    Edges are visited in an order drawn from ``order_seed`` (a public constant; it does not depend on the graph's
+    data beyond the node ids of each pair: the order is a random priority per node *pair*, derived from a hash of
+    ``(u, v, order_seed)``); an edge is kept when both of its endpoints still have fewer than ``max_degree`` kept
+    edges. Every node of the result has degree <= ``max_degree``.
+
+    The node-level analyses in this package assume the degree bound holds (a public domain assumption, stated in
+    the certificate); this projection is how an input that violates it is brought into that domain (see
+    ``docs/privacy.md#degree-cap``).
+    """
+    if max_degree < 1:
+        raise OptionError(f"--degree-cap must be >= 1, got {max_degree}")
+    e = np.asarray(graph.edges)
+    if e.shape[0] == 0 or graph.degrees().max() <= max_degree:
+        return graph
+    # Priority of a pair from a keyed integer hash: independent of every other pair and of the data.
+    key = (e[:, 0].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ (
+        e[:, 1].astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
+    ) ^ np.uint64(order_seed * 0x165667B19E3779F9 % (2**64))
+    key ^= key >> np.uint64(31)
+    key *= np.uint64(0xBF58476D1CE4E5B9)
+    key ^= key >> np.uint64(29)
+    order = np.argsort(key, kind="stable")
+    deg = np.zeros(graph.num_nodes, dtype=np.int64)
+    keep = np.zeros(e.shape[0], dtype=bool)
+    for idx in order:
+        u, v = e[idx]
+        if deg[u] < max_degree and deg[v] < max_degree:
+            keep[idx] = True
+            deg[u] += 1
+            deg[v] += 1
+    return graph.replace(edges=e[keep])
+
+
+# --------------------------------------------------------------------------------------------------- modules
+
+
+class MLP(nn.Module):
+    """Plain MLP: ``layers`` linear layers with SELU and dropout between them (no batch norm: per-example DP-SGD)."""
+
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, *, layers: int = 2, dropout: float = 0.0) -> None:
+        super().__init__()
+        if layers < 1:
+            raise OptionError(f"an MLP needs at least one layer, got {layers}")
+        dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
+        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i, lin in enumerate(self.lins):
+            x = lin(x)
+            if i < len(self.lins) - 1:
+                x = torch.selu(x)
+                if self.dropout and self.training:
+                    x = nn.functional.dropout(x, self.dropout, training=True)
+        return x
+
+
+# --------------------------------------------------------------------------------------------------- training
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation hyper-parameters shared by every model (one vocabulary: epochs, lr, batch_size, ...)."""
+
+    epochs: int = 100
+    lr: float = 1e-2
+    batch_size: int = 256
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+
+
+def train_nonprivate(
+    module: nn.Module,
+    loss_fn: Callable[[nn.Module, torch.Tensor], torch.Tensor],
+    num_examples: int,
+    cfg: TrainConfig,
+    *,
+    generator: torch.Generator,
+    progress: Any = None,
+) -> None:
+    """Mini-batch Adam over ``num_examples`` (shuffled each epoch); ``loss_fn(module, batch_indices)`` is the mean loss."""
+    opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay)
+    module.train()
+    bs = max(1, min(cfg.batch_size, num_examples))
+    for _ in range(cfg.epochs):
+        perm = torch.randperm(num_examples, generator=generator)
+        for start in range(0, num_examples, bs):
+            idx = perm[start : start + bs]
+            opt.zero_grad()
+            loss = loss_fn(module, idx)
+            loss.backward()
+            opt.step()
+        if progress is not None:
+            progress()
+    module.eval()
+
+
+def steps_for(epochs: int, num_examples: int, batch_size: int) -> tuple[int, float]:
+    """(steps, sample_rate) for ``epochs`` passes of Poisson batches of expected size ``batch_size``.
+
+    Steps are ``epochs * ceil(N / B)``: the count the loop really runs (never floored).
+    """
+    if num_examples < 1:
+        raise OptionError("no training examples (no labelled training nodes)")
+    q = min(1.0, batch_size / num_examples)
+    steps = max(1, int(epochs) * math.ceil(num_examples / max(1, batch_size)))
+    return steps, q
+
+
+# --------------------------------------------------------------------------------------------------- persistence
+
+
+def save_module(directory: Path, name: str, modules: dict[str, nn.Module], extra: dict[str, torch.Tensor] | None = None) -> Path:
+    """Write the modules' state dicts (prefixed ``module.``) and extra tensors into ``directory/name.safetensors``."""
+    from safetensors.torch import save_file
+
+    tensors: dict[str, torch.Tensor] = {}
+    for prefix, mod in modules.items():
+        for k, v in mod.state_dict().items():
+            tensors[f"{prefix}.{k}"] = v.detach().contiguous().clone()
+    for k, v in (extra or {}).items():
+        tensors[f"extra.{k}"] = v.detach().contiguous().clone()
+    path = Path(directory) / f"{name}.safetensors"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(path))
+    return path
+
+
+def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))
+
+
+def split_state(tensors: dict[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
+    p = prefix + "."
+    return {k[len(p) :]: v for k, v in tensors.items() if k.startswith(p)}
+
+
+def write_config(directory: Path, config: dict[str, Any]) -> Path:
+    path = Path(directory) / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2, sort_keys=True))
+    return path
+
+
+def config_dict(obj: Any) -> dict[str, Any]:
+    return asdict(obj) if hasattr(obj, "__dataclass_fields__") else dict(obj)
+
+
+def as_index(idx: Sequence[int] | np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(idx), dtype=torch.long)
+
+
+# --------------------------------------------------------------------------------------------------- private training
+
+
+def adjacency_kind(budget: Any) -> str:
+    """``edge`` / ``node`` / ``k-neighbor`` / ``graph`` of the budget's adjacency."""
+    return budget.ledger.adjacency.kind.value
+
+
+def adjacency_k(budget: Any) -> int | None:
+    return budget.ledger.adjacency.k
+
+
+def is_unlimited(budget: Any) -> bool:
+    return math.isinf(float(budget.epsilon))
+
+
+def noise_generators(seed: int | None) -> tuple[np.random.Generator, torch.Generator, bool]:
+    """(numpy rng, torch generator, used_seed) from :func:`graphrelease.privacy.noise.secure_generator`."""
+    from graphrelease.privacy.noise import secure_generator
+
+    return secure_generator(seed)
+
+
+def make_dpsgd_trainer(
+    module: nn.Module,
+    loss_fn: Callable,
+    *,
+    budget: Any,
+    cfg: TrainConfig,
+    num_examples: int,
+    noise_multiplier: float,
+    stage: str,
+    rng: np.random.Generator,
+    noise_generator: torch.Generator,
+    sensitivity: float = 1.0,
+    neighboring: str = "add_remove",
+    entry_fn: Callable[[int], Any] | None = None,
+    proof: str = "dp-sgd-poisson",
+    note: str = "",
+    chunk_size: int = 256,
+    group_size: int = 1,
+):
+    """A :class:`graphrelease.dpsgd.engine.DPSGDTrainer` with Poisson batches of expected size ``cfg.batch_size``
+    and flat clipping at ``cfg.max_grad_norm``.
+
+    ``sensitivity`` follows the accountant's convention (:mod:`graphrelease.privacy.accountants`): it bounds ONE
+    example's clipped contribution in units of C, so it is 1 for add/remove *and* for replace-one (the replace pair
+    is then 2C apart); ``group_size`` g folds g changed examples into one super-example (rate 1-(1-q)^g, bound g).
+
+    ``entry_fn(count) -> LedgerEntry`` replaces the engine's default ``subsampled_gaussian`` entry when a model's
+    analysis differs (DPDGC's group-level joint-convexity bound); the engine still charges it before every step.
+    """
+    from graphrelease.dpsgd.clipping import FlatClipping
+    from graphrelease.dpsgd.engine import DPSGDTrainer
+    from graphrelease.dpsgd.samplers import PoissonSampler
+
+    _, q = steps_for(1, num_examples, cfg.batch_size)
+    sampler = PoissonSampler(dataset_size=num_examples, sample_rate=q, rng=rng)
+    optimizer = torch.optim.Adam(
+        [p for p in module.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay
+    )
+    cls = DPSGDTrainer
+    if entry_fn is not None:
+
+        class _Trainer(DPSGDTrainer):
+            def ledger_entry(self, count: int = 1):  # the model's own analysis, charged by the engine
+                return entry_fn(count)
+
+        cls = _Trainer
+    elif neighboring == "replace_one":
+        cls = _jc_trainer_class()
+    return cls(
+        module,
+        loss_fn,
+        optimizer,
+        sampler=sampler,
+        clipping=FlatClipping(max_grad_norm=cfg.max_grad_norm),
+        noise_multiplier=noise_multiplier,
+        budget=budget,
+        stage=stage,
+        sensitivity=sensitivity,
+        neighboring=neighboring,
+        noise_generator=noise_generator,
+        chunk_size=chunk_size,
+        proof=proof,
+        note=note,
+        group_size=group_size,
+    )
+
+
+def _jc_trainer_class():
+    from graphrelease.dpsgd.engine import DPSGDTrainer
+    from graphrelease.privacy.ledger import LedgerEntry
+
+    class _JC(DPSGDTrainer):
+        """DP-SGD whose replace-one (and group) steps are charged with the joint-convexity bound.
+
+        A step where ``group_size`` g examples may each be replaced (every version clipped to C) is the pair
+        :math:`(1-p)R + pP_1` vs :math:`(1-p)R + pQ_1` with :math:`p = 1-(1-q)^g` (probability that any of the g is
+        sampled, coupling all other coins) and :math:`P_1, Q_1` mixtures of Gaussians whose means are at most
+        :math:`2gC` apart: the ``joint_convexity_gaussian`` entry with ``pair_rate`` p and ``sensitivity`` g
+        (distance 2g). A closed form: the exact replace-one quadrature of the accountant is tighter but takes
+        tens of seconds per evaluation, too slow inside a calibration loop.
+        """
+
+        def ledger_entry(self, count: int = 1) -> LedgerEntry:
+            q = float(self.sampler.sample_rate)
+            g = int(self.group_size)
+            p = 1.0 if q >= 1.0 else -math.expm1(g * math.log1p(-q))
+            return LedgerEntry(
+                mechanism="joint_convexity_gaussian", stage=self.stage,
+                params={"noise_multiplier": self.noise_multiplier, "pair_rate": p, "sample_rate": q,
+                        "sampling": "poisson", "neighboring": "replace_one", "examples_per_unit": g},
+                count=count, sensitivity=float(g) * float(self.sensitivity), proof=self.proof, sound=self.sound,
+                note=self.note or f"DP-SGD replace-one, {g} example(s) per privacy unit, joint-convexity bound",
+            )
+
+    return _JC
+
+
+def compose_epsilon(entries: Sequence[Any], budget: Any) -> float:
+    """Epsilon of ``entries`` (with what the budget already holds) under the budget's accountant and delta."""
+    from graphrelease.privacy.accountants import compute_epsilon
+
+    return float(compute_epsilon(list(budget.ledger.entries) + list(entries), float(budget.delta),
+                                 accountant=getattr(budget, "accountant", "pld")))
+
+
+def calibrate_common_noise(
+    make_entries: Callable[[float], Sequence[Any]], budget: Any, *, lo: float = 0.05, hi: float = 500.0, iters: int = 12,
+    slack: float = 0.995,
+) -> float:
+    """Smallest noise multiplier ``s`` (bisection in log space) such that the entries ``make_entries(s)`` composed
+    with the budget's ledger spend at most ``slack * budget.epsilon``.
+
+    A calibration only: the mechanisms then charge their entries to the budget one by one, which refuses anything
+    that would exceed it. ``slack`` leaves room for floating-point differences between calibration and charging.
+    """
+    from graphrelease.errors import BudgetError
+
+    target = float(budget.epsilon) * slack
+
+    def fits(s: float) -> bool:
+        return compose_epsilon(make_entries(s), budget) <= target
+
+    if not fits(hi):
+        raise BudgetError(
+            f"epsilon={budget.epsilon} is too small for this model even with noise multiplier {hi}: raise --epsilon "
+            "or reduce epochs / hops"
+        )
+    if fits(lo):
+        return lo
+    a, b = math.log(lo), math.log(hi)
+    for _ in range(iters):
+        mid = 0.5 * (a + b)
+        if fits(math.exp(mid)):
+            b = mid
+        else:
+            a = mid
+    return math.exp(b)
+
+
+# --------------------------------------------------------------------------------------------------- base class
+
+
+def public_assumptions_for(kind: str) -> dict[str, str]:
+    """What each adjacency treats as public (stated in every certificate)."""
+    if kind == "edge":
+        return {
+            "node_set": "the node set and its size are public (edge adjacency)",
+            "features_labels": "node features and training labels are public under edge adjacency",
+            "split": "the train/test split is an analyst choice independent of the data",
+        }
+    return {
+        "node_count": "the number of node slots is public; a removed node is an isolated slot without features or label",
+        "split": "the train/test split is an analyst choice independent of the data",
+    }
+
+
+class NodeModelMixin:
+    """State every node classifier keeps: split, classes, seed usage, the accuracy measured after fit."""
+
+    num_classes: int
+    used_seed: bool = False
+    split: NodeSplit | None = None
+    train_accuracy: float = float("nan")
+    test_accuracy: float = float("nan")
+    public_assumptions: dict[str, str]
+
+    def _prepare(self, graph: Graph, *, train_frac: float, val_frac: float, split_seed: int) -> NodeSplit:
+        self.split = node_split(graph, train=train_frac, val=val_frac, seed=split_seed)
+        self.num_classes = int(np.asarray(graph.labels).max()) + 1
+        return self.split
+
+    def _evaluate(self, graph: Graph, pred: np.ndarray) -> None:
+        """Accuracy on the training and held-out test nodes (test labels used for this report only)."""
+        assert self.split is not None
+        labels = np.asarray(graph.labels)
+        self.train_accuracy = accuracy(pred, labels, self.split.train)
+        self.test_accuracy = accuracy(pred, labels, self.split.test)
+
+
+def with_noise(entry: Any, noise_multiplier: float, count: int) -> Any:
+    """A copy of a ledger entry with another ``noise_multiplier`` and ``count`` (for calibration)."""
+    from graphrelease.privacy.ledger import LedgerEntry
+
+    d = entry.to_dict()
+    d["params"] = {**d["params"], "noise_multiplier": float(noise_multiplier)}
+    d["count"] = int(count)
+    return LedgerEntry.from_dict(d)
+
+
+def run_dpsgd(trainer: Any, examples: Any, steps: int, progress: Any = None) -> int:
+    """Run ``steps`` charged steps; returns the number applied (fewer only if the budget refused one)."""
+    result = trainer.train(examples, steps, callback=(lambda _i: progress()) if progress is not None else None)
+    return int(result.steps)

@@ -1,0 +1,360 @@
+r"""DPDGC: differentially private decoupled graph convolution (Chien, Chen, Li, Milenkovic, "Differentially Private
+Decoupled Graph Convolutions for Multigranular Topology Protection", NeurIPS 2023), with the fixes listed in
+PRIVACY.md section 4.
+
+Modules, trained in order:
+
+1. **DP-Emb** :math:`Z = A\bar W + b` with :math:`\bar W_j = W_j / \max(1, \|W_j\|_2)` (every node's row has norm
+   <= 1; the normalisation is part of the forward pass, so it holds for every parameter value, unlike the reference
+   code whose normalisation writes into a discarded ``state_dict()`` copy), followed by a fixed random orthonormal
+   projection head :math:`R` (frozen) to the classes; trained with DP-SGD on the training nodes, one example
+   :math:`(A_i, y_i)` per node. One privacy unit changes several examples (their rows of A):
+
+   * edge: examples u and v -> group of 2;
+   * k-neighbor: node i and the k nodes whose entry i changed -> group of k+1;
+   * node (degree cap D): node v and its <= D neighbours -> group of D+1.
+
+   The changed examples' clipped gradients move the clipped sum by at most :math:`2C` each, :math:`2Cg` in total
+   (triangle inequality; not :math:`2C\sqrt g` as in the reference code), and for Poisson sampling a group is handled
+   as one super-example sampled with probability :math:`1-(1-q)^g` (joint convexity of the Rényi divergence; the
+   accountant's ``group_size`` with the replace-one pair: ``docs/privacy.md#dpdgc``).
+2. **Release of Z**: :math:`\tilde Z = A\bar W + b + \mathcal N(0, \sigma_z^2 I)` (Gaussian mechanism, computed once
+   and cached; inference uses only :math:`\tilde Z`). With rows of :math:`\bar W` of norm <= 1:
+
+   * edge: rows u and v change by one row of :math:`\bar W` each: :math:`\Delta = \sqrt 2`;
+   * k-neighbor: node i's row changes in <= k entries (<= k) and k other rows by <= 1: :math:`\sqrt{k^2 + k}`;
+   * node: the node's own row by <= D, its <= D neighbours' rows by <= 1: :math:`\sqrt{D^2 + D}`.
+
+   (The reference code charges :math:`\sqrt k` and leaves the node's own row to the classifier's DP-SGD; the row
+   is released in :math:`\tilde Z`, so we charge it.)
+3. **Classifier**: an MLP on X, an MLP on :math:`\tilde Z`, concatenated, then a head MLP; one example per node.
+   Edge: features/labels public, :math:`\tilde Z` released: no cost. k-neighbor: the node's features/label are
+   replaced: replace-one DP-SGD. Node: add/remove DP-SGD.
+
+All stages share one calibrated noise scale s (encoder noise multiplier :math:`g s`, :math:`\sigma_z = s\Delta`,
+classifier :math:`s`); the composed ledger meets the target (epsilon, delta). The paper states its guarantees in
+GDP (Theorems 5.3 / 5.4); here the same mechanisms are composed by the project's accountant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from graphrelease.errors import OptionError
+from graphrelease.graph import Graph
+from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.common import (
+    MLP,
+    NodeModelMixin,
+    TrainConfig,
+    adjacency_k,
+    adjacency_kind,
+    adjacency_matrix,
+    as_index,
+    calibrate_common_noise,
+    cap_degree,
+    config_dict,
+    feature_matrix,
+    is_unlimited,
+    load_tensors,
+    make_dpsgd_trainer,
+    noise_generators,
+    public_assumptions_for,
+    run_dpsgd,
+    save_module,
+    split_state,
+    steps_for,
+    train_nonprivate,
+    with_noise,
+    write_config,
+)
+from graphrelease.privacy.ledger import LedgerEntry
+
+
+@dataclass
+class DPDGCConfig:
+    hidden: int = 64
+    encoder_epochs: int = 30
+    epochs: int = 30
+    lr: float = 1e-2
+    batch_size: int = 256
+    max_grad_norm: float = 1.0
+    degree_cap: int = 10
+    chunk_size: int = 64
+    train_frac: float = 0.5
+    val_frac: float = 0.25
+    split_seed: int = 0
+    seed: int | None = None
+
+
+def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
+    """Training examples (rows of A) one privacy unit can change."""
+    if kind == "edge":
+        return 2
+    if kind == "k-neighbor":
+        return int(k) + 1
+    if kind == "node":
+        return int(degree_cap) + 1
+    raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
+
+
+def z_sensitivity(kind: str, k: int | None, degree_cap: int) -> float:
+    """L2 sensitivity of :math:`A\\bar W` (rows of :math:`\\bar W` of norm <= 1)."""
+    if kind == "edge":
+        return math.sqrt(2.0)
+    if kind == "k-neighbor":
+        return math.sqrt(k * k + k)
+    if kind == "node":
+        return math.sqrt(degree_cap**2 + degree_cap)
+    raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
+
+
+def normalized_rows(w: torch.Tensor) -> torch.Tensor:
+    """:math:`W_j / \\max(1, \\|W_j\\|)` with a float-safety rescale: every row norm <= 1 exactly."""
+    out = w / w.norm(dim=-1, keepdim=True).clamp_min(1.0)
+    over = out.norm(dim=-1, keepdim=True)
+    return torch.where(over > 1.0, out / over, out)
+
+
+class DPEmb(nn.Module):
+    """:math:`Z = A\\bar W + b`, then ``selu`` and the frozen random orthonormal projection R to the classes."""
+
+    def __init__(self, num_nodes: int, dim: int, classes: int, generator: torch.Generator) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(num_nodes, dim, generator=generator) / math.sqrt(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+        q, _ = torch.linalg.qr(torch.randn(dim, dim, generator=generator))
+        # R: random orthonormal columns, a fixed (non-trainable, data-independent) projection head.
+        self.register_buffer("projection", q[:, :classes].contiguous() * math.sqrt(dim / classes))
+
+    def z(self, adj) -> torch.Tensor:
+        """:math:`A\bar W + b` for a whole (scipy sparse) adjacency."""
+        w = normalized_rows(self.weight).detach().double().numpy()
+        return torch.as_tensor(adj @ w).float() + self.bias.detach()
+
+    def forward(self, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Rows :math:`A_i\bar W + b` from padded neighbour lists ``idx`` (B, Dmax) with 0/1 ``mask``: only the
+        neighbours' rows of W are read, so per-example gradients stay cheap (the row normalisation is applied to
+        the gathered rows, which is the same :math:`\bar W_j`)."""
+        rows = normalized_rows(self.weight[idx]) * mask.unsqueeze(-1)
+        return torch.selu(rows.sum(dim=1) + self.bias) @ self.projection
+
+
+class DecoupledClassifier(nn.Module):
+    """MLP on X, MLP on Z, concatenated, head MLP (LINKX-style combination)."""
+
+    def __init__(self, in_dim: int, z_dim: int, hidden: int, classes: int) -> None:
+        super().__init__()
+        self.mlp_x = MLP(in_dim, hidden, hidden, layers=1)
+        self.mlp_z = MLP(z_dim, hidden, hidden, layers=1)
+        self.head = MLP(2 * hidden, hidden, classes, layers=2)
+
+    def forward(self, xz: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        x, z = xz
+        return self.head(torch.cat([torch.selu(self.mlp_x(x)), torch.selu(self.mlp_z(z))], dim=1))
+
+
+def _row_example_loss(model_fn, example):
+    idx, mask, y = example
+    return nn.functional.cross_entropy(model_fn(idx.unsqueeze(0), mask.unsqueeze(0)), y.unsqueeze(0))
+
+
+def padded_neighbours(adj) -> tuple[torch.Tensor, torch.Tensor]:
+    """Neighbour lists of a CSR adjacency padded to the maximum degree: (idx, mask), both (n, max(1, Dmax))."""
+    n = adj.shape[0]
+    deg = np.diff(adj.indptr)
+    width = max(1, int(deg.max()) if n else 1)
+    idx = np.zeros((n, width), dtype=np.int64)
+    mask = np.zeros((n, width), dtype=np.float32)
+    for i in range(n):
+        nb = adj.indices[adj.indptr[i] : adj.indptr[i + 1]]
+        idx[i, : nb.size] = nb
+        mask[i, : nb.size] = 1.0
+    return torch.as_tensor(idx), torch.as_tensor(mask)
+
+
+def _xz_example_loss(model_fn, example):
+    x, z, y = example
+    return nn.functional.cross_entropy(model_fn((x.unsqueeze(0), z.unsqueeze(0))), y.unsqueeze(0))
+
+
+@MODELS.register("dpdgc")
+class DPDGC(PrivateModel, NodeModelMixin):
+    """DPDGC under edge, k-neighbor and node adjacency."""
+
+    adjacencies = frozenset({"edge", "node", "k-neighbor"})
+
+    def __init__(self, **options: Any) -> None:
+        self.config = DPDGCConfig(**options)
+        self.emb: DPEmb | None = None
+        self.classifier: DecoupledClassifier | None = None
+        self.noise_scale = 0.0
+        self.z_noise_std = 0.0
+        self.kind = "edge"
+        self._cache: tuple[Graph, torch.Tensor] | None = None
+
+    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "DPDGC":
+        c = self.config
+        kind = adjacency_kind(budget)
+        if kind not in self.adjacencies:
+            raise OptionError(f"dpdgc supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
+        self.kind, k = kind, adjacency_k(budget)
+        private = not is_unlimited(budget)
+        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
+        self.public_assumptions = public_assumptions_for(kind)
+        rng, tgen, self.used_seed = noise_generators(c.seed)
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+        work = graph
+        if kind == "node":
+            work = cap_degree(graph, c.degree_cap)
+            self.public_assumptions["degree_cap"] = (
+                f"degree cap D={c.degree_cap} is public; the node-level analysis is over graphs of maximum degree "
+                f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
+            )
+        n = graph.num_nodes
+        x = feature_matrix(graph)
+        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        self.in_dim, self.num_nodes = x.shape[1], n
+        adj = adjacency_matrix(work)
+        nb_idx, nb_mask = padded_neighbours(adj)
+        tr = as_index(split.train)
+        n_tr = tr.numel()
+        g = group_size_for(kind, k, c.degree_cap)
+        dz = z_sensitivity(kind, k, c.degree_cap)
+        enc_steps, _ = steps_for(c.encoder_epochs, n_tr, c.batch_size)
+        cls_steps, _ = steps_for(c.epochs, n_tr, c.batch_size)
+        self.emb = DPEmb(n, c.hidden, self.num_classes, tgen)
+        self.classifier = DecoupledClassifier(self.in_dim, c.hidden, c.hidden, self.num_classes)
+        enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+
+        def z_entry(s: float) -> LedgerEntry:
+            return LedgerEntry(
+                mechanism="gaussian", stage="dpdgc.z_release", params={"noise_multiplier": s * dz}, count=1,
+                sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W normalised to norm <= 1",
+            )
+
+        enc_trainer = cls_trainer = None
+        cls_private = private and kind != "edge"
+        if private:
+            enc_trainer = make_dpsgd_trainer(
+                self.emb, _row_example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, noise_multiplier=1.0,
+                stage="dpdgc.dp_emb.dpsgd", rng=rng, noise_generator=tgen, sensitivity=1.0,
+                neighboring="replace_one", group_size=g, proof="dpdgc-emb", chunk_size=c.chunk_size,
+                note=f"group of {g} examples (rows of A) per privacy unit, super-example bound",
+            )
+            entries = lambda s: [with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps), z_entry(s)]  # noqa: E731
+            if cls_private:
+                neighboring = "replace_one" if kind == "k-neighbor" else "add_remove"
+                cls_trainer = make_dpsgd_trainer(
+                    self.classifier, _xz_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr,
+                    noise_multiplier=1.0, stage="dpdgc.classifier.dpsgd", rng=rng, noise_generator=tgen,
+                    neighboring=neighboring,
+                )
+                cls_t = cls_trainer.ledger_entry(1)
+                base_entries = entries
+                entries = lambda s: base_entries(s) + [with_noise(cls_t, s, cls_steps)]  # noqa: E731
+            scale = calibrate_common_noise(entries, budget)
+            enc_trainer.noise_multiplier = g * scale
+            if cls_trainer is not None:
+                cls_trainer.noise_multiplier = scale
+        else:
+            scale = 0.0
+        self.noise_scale, self.z_noise_std = scale, scale * dz
+
+        # 1. DP-Emb
+        if private:
+            self.emb.train()
+            run_dpsgd(enc_trainer, (nb_idx[tr], nb_mask[tr], y[tr]), enc_steps, progress)
+        else:
+            def emb_loss(module, idx):
+                return nn.functional.cross_entropy(module(nb_idx[tr[idx]], nb_mask[tr[idx]]), y[tr[idx]])
+
+            train_nonprivate(self.emb, emb_loss, n_tr, enc_cfg, generator=tgen, progress=progress)
+        self.emb.eval()
+        # 2. Z release (charged before the noisy Z exists)
+        if private:
+            budget.charge(z_entry(scale))
+        z = self._noisy_z(adj, tgen)
+        self._cache = (graph, z)
+        # 3. classifier
+        if cls_private:
+            self.classifier.train()
+            run_dpsgd(cls_trainer, (x[tr], z[tr], y[tr]), cls_steps, progress)
+        else:
+            def cls_loss(module, idx):
+                return nn.functional.cross_entropy(module((x[tr[idx]], z[tr[idx]])), y[tr[idx]])
+
+            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
+        self.classifier.eval()
+        self._evaluate(graph, self.predict(graph))
+        return self
+
+    @torch.no_grad()
+    def _noisy_z(self, adj, generator: torch.Generator) -> torch.Tensor:
+        assert self.emb is not None
+        z = self.emb.z(adj).double()
+        if self.z_noise_std > 0:
+            z = z + torch.normal(0.0, self.z_noise_std, size=z.shape, generator=generator, dtype=torch.float64)
+        return z.float()
+
+    def _z_for(self, graph: Graph) -> torch.Tensor:
+        if self.emb is None or self.classifier is None:
+            raise OptionError("dpdgc: call fit() or load() before predict()")
+        if self._cache is not None and self._cache[0] is graph:
+            return self._cache[1]  # the released Z~: no new privacy cost
+        if graph.num_nodes != self.num_nodes:
+            raise OptionError(
+                f"dpdgc: the released DP-Emb has one weight row per node of the training graph ({self.num_nodes}); "
+                f"the given graph has {graph.num_nodes} nodes. DPDGC predicts only on the same node set."
+            )
+        # New data from the user (same node set, e.g. updated edges): fresh noise at the training level, not charged.
+        work = cap_degree(graph, self.config.degree_cap) if self.kind == "node" else graph
+        _, tgen, _ = noise_generators(None)
+        return self._noisy_z(adjacency_matrix(work), tgen)
+
+    @torch.no_grad()
+    def predict(self, graph: Graph) -> np.ndarray:
+        z = self._z_for(graph)
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"dpdgc: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        assert self.classifier is not None
+        return self.classifier((x, z)).argmax(dim=1).numpy()
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        """The released :math:`\\tilde Z` (one row per node)."""
+        return self._z_for(graph).numpy()
+
+    def save(self, directory: Path) -> list[Path]:
+        assert self.emb is not None and self.classifier is not None
+        cfg = {
+            "method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, "num_nodes": self.num_nodes,
+            "adjacency": self.kind, "z_noise_std": self.z_noise_std, **config_dict(self.config),
+        }
+        cfg.pop("seed", None)
+        return [save_module(directory, "weights", {"emb": self.emb, "classifier": self.classifier}),
+                write_config(directory, cfg)]
+
+    @classmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
+        model = cls(**{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__})
+        c = model.config
+        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
+        model.num_nodes, model.kind = int(config["num_nodes"]), str(config.get("adjacency", "edge"))
+        model.z_noise_std = float(config.get("z_noise_std", 0.0))
+        tensors = load_tensors(Path(directory) / "weights.safetensors")
+        model.emb = DPEmb(model.num_nodes, c.hidden, model.num_classes, torch.Generator().manual_seed(0))
+        model.emb.load_state_dict(split_state(tensors, "emb"))
+        model.classifier = DecoupledClassifier(model.in_dim, c.hidden, c.hidden, model.num_classes)
+        model.classifier.load_state_dict(split_state(tensors, "classifier"))
+        model.emb.eval()
+        model.classifier.eval()
+        return model

@@ -1,0 +1,411 @@
+r"""GAP: aggregation perturbation (Sajadmanesh, Shamsabadi, Bellet, Gatica-Perez, USENIX Security 2023), with the
+similarity-weighted aggregation of "Investigating Differentially Private GNNs with Weighted Aggregations".
+
+Three modules, trained in order:
+
+1. **Encoder** ``E``: an MLP on node features with a linear head, trained on the training labels. Under edge
+   adjacency features and labels are public, so it is trained without noise; under node adjacency with DP-SGD (one
+   node = one example, add/remove). Its output rows are normalised: :math:`H_0 = \mathrm{rownorm}(E(X))`.
+2. **Aggregation perturbation**, computed once and cached:
+
+   .. math:: H_k = \mathrm{rownorm}\bigl(A_w H_{k-1} + \mathcal N(0, \sigma_a^2 I)\bigr),\quad k = 1..K
+
+   with :math:`A_w` the (optionally weighted) adjacency, weights :math:`w_{uv}\in[0,1]`. The pre-noise query of hop
+   :math:`k`, given the released :math:`H_{k-1}`, is :math:`A_w H_{k-1}` whose rows are sums of vectors of norm
+   :math:`\le 1`:
+
+   * edge adjacency: one undirected edge changes rows u and v by :math:`w_{uv} H_v` and :math:`w_{uv} H_u`, so the L2
+     sensitivity is :math:`\sqrt 2` (not 1 as in GAP's code, which treats the edge as directed);
+   * node adjacency (a node slot loses its edges, features and label), degree cap :math:`D`: the node's own row
+     changes by at most :math:`D` (a sum of :math:`\le D` unit rows) and each of its :math:`\le D` neighbours' rows
+     by at most 1, so the sensitivity is :math:`\sqrt{D^2 + D}`. GAP's Lemma counts only the neighbours
+     (:math:`\sqrt D`); the node's own aggregate row is released too, so we charge for it.
+
+   Each hop is a Gaussian mechanism (``gaussian`` ledger entry, count K); hops compose adaptively.
+3. **Classifier**: one MLP per hop on :math:`H_0..H_K`, concatenated, then a head MLP. Its inputs are the released
+   :math:`H_1..H_K` plus the node's own :math:`H_0`, so one node changes one example: no cost under edge adjacency
+   (public features/labels), DP-SGD add/remove under node adjacency.
+
+Under node adjacency every stage shares one calibrated noise scale (the encoder's and classifier's noise
+multipliers equal the aggregation's noise-to-sensitivity ratio), calibrated so the composed ledger meets the target.
+
+``aggregation="similarity"``: :math:`w_{uv} = \mathrm{sigmoid}(\cos(x_u, x_v))\in(0,1)` from the raw features
+(public under edge adjacency; under node adjacency only the removed node's own edges change weight), same
+sensitivity as the unweighted sum (probed in ``tests/models/test_gap.py``).
+
+``aggregation="attention"``: weights from learned attention scores :math:`w_{uv}=\mathrm{sigmoid}(a^\top[h_u\|h_v])`.
+The scores depend on parameters that are trained *through* the aggregation, so the aggregation must be released
+again after every update of :math:`a`: with R refinement rounds the cost is R*K Gaussian mechanisms instead of K
+(the weighted-aggregation paper's Theorem 2 makes the same point: learned weights multiply the number of
+perturbed aggregations), which is why it is worse at equal epsilon.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from graphrelease.errors import OptionError
+from graphrelease.graph import Graph
+from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.common import (
+    MLP,
+    NodeModelMixin,
+    TrainConfig,
+    adjacency_kind,
+    adjacency_matrix,
+    as_index,
+    calibrate_common_noise,
+    cap_degree,
+    config_dict,
+    feature_matrix,
+    is_unlimited,
+    load_tensors,
+    make_dpsgd_trainer,
+    noise_generators,
+    public_assumptions_for,
+    row_normalize,
+    run_dpsgd,
+    save_module,
+    split_state,
+    steps_for,
+    train_nonprivate,
+    with_noise,
+    write_config,
+)
+from graphrelease.privacy.ledger import LedgerEntry
+
+AGGREGATIONS = ("sum", "similarity", "attention")
+
+
+@dataclass
+class GAPConfig:
+    hops: int = 2
+    hidden: int = 64
+    encoder_dim: int = 32
+    encoder_epochs: int = 50
+    epochs: int = 50
+    lr: float = 1e-2
+    batch_size: int = 256
+    max_grad_norm: float = 1.0
+    degree_cap: int = 10
+    aggregation: str = "sum"
+    attention_rounds: int = 3
+    train_frac: float = 0.5
+    val_frac: float = 0.25
+    split_seed: int = 0
+    seed: int | None = None
+
+
+def aggregation_sensitivity(kind: str, degree_cap: int) -> float:
+    """L2 sensitivity of one hop :math:`A_w H` (rows of H of norm <= 1, weights in [0, 1])."""
+    if kind == "edge":
+        return float(np.sqrt(2.0))
+    if kind == "node":
+        return float(np.sqrt(degree_cap**2 + degree_cap))
+    raise OptionError(f"GAP has no aggregation analysis for adjacency '{kind}' (use edge or node)")
+
+
+def similarity_weights(graph: Graph, x: torch.Tensor) -> np.ndarray:
+    """:math:`\\mathrm{sigmoid}(\\cos(x_u, x_v))` per edge of ``graph.edges``: values in (0, 1)."""
+    e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
+    if e.numel() == 0:
+        return np.zeros(0)
+    xn = row_normalize(x.double())
+    cos = (xn[e[:, 0]] * xn[e[:, 1]]).sum(dim=1).clamp(-1.0, 1.0)
+    return torch.sigmoid(cos).numpy()
+
+
+def aggregate_once(adj: sp.csr_matrix, h: torch.Tensor) -> torch.Tensor:
+    """The pre-noise query of one hop: :math:`A_w H` in float64."""
+    return torch.as_tensor(adj @ h.double().numpy())
+
+
+def perturbed_hops(
+    adj: sp.csr_matrix, h0: torch.Tensor, hops: int, noise_std: float, generator: torch.Generator | None
+) -> list[torch.Tensor]:
+    """:math:`H_1..H_K`, each ``rownorm(A_w H_{k-1} + N(0, noise_std^2))``, noise drawn in float64."""
+    out, h = [], h0
+    for _ in range(hops):
+        agg = aggregate_once(adj, h)
+        if noise_std > 0:
+            agg = agg + torch.normal(0.0, float(noise_std), size=agg.shape, generator=generator, dtype=torch.float64)
+        h = row_normalize(agg).float()
+        out.append(h)
+    return out
+
+
+class Encoder(nn.Module):
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, classes: int) -> None:
+        super().__init__()
+        self.body = MLP(in_dim, hidden, out_dim, layers=2)
+        self.head = nn.Linear(out_dim, classes)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return row_normalize(self.body(x))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.selu(self.embed(x)))
+
+
+class HopClassifier(nn.Module):
+    """Per-hop base MLPs on (K+1) inputs, concatenated, then a head MLP."""
+
+    def __init__(self, dim: int, n_inputs: int, hidden: int, classes: int) -> None:
+        super().__init__()
+        self.bases = nn.ModuleList(nn.Linear(dim, hidden) for _ in range(n_inputs))
+        self.head = MLP(hidden * n_inputs, hidden, classes, layers=2)
+
+    def forward(self, hs: torch.Tensor) -> torch.Tensor:  # hs: (batch, n_inputs, dim)
+        parts = [torch.selu(base(hs[:, i])) for i, base in enumerate(self.bases)]
+        return self.head(torch.cat(parts, dim=1))
+
+
+class AttentionScorer(nn.Module):
+    """:math:`w_{uv}=\\mathrm{sigmoid}(a^\\top[h_u \\| h_v])` (symmetrised), weights in (0, 1)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.a = nn.Linear(2 * dim, 1)
+
+    def forward(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        s = self.a(torch.cat([hu, hv], 1)).squeeze(1) + self.a(torch.cat([hv, hu], 1)).squeeze(1)
+        return torch.sigmoid(0.5 * s)
+
+
+def _example_loss(model_fn, example):
+    inp, y = example
+    return nn.functional.cross_entropy(model_fn(inp.unsqueeze(0)), y.unsqueeze(0))
+
+
+@MODELS.register("gap")
+class GAP(PrivateModel, NodeModelMixin):
+    """GAP with sum / similarity-weighted / learned-attention aggregation; edge and node adjacency."""
+
+    adjacencies = frozenset({"edge", "node"})
+
+    def __init__(self, **options: Any) -> None:
+        self.config = GAPConfig(**options)
+        if self.config.aggregation not in AGGREGATIONS:
+            raise OptionError(f"--aggregation must be one of {AGGREGATIONS}, got '{self.config.aggregation}'")
+        if self.config.hops < 1:
+            raise OptionError(f"--hops must be >= 1, got {self.config.hops}")
+        self.encoder: Encoder | None = None
+        self.classifier: HopClassifier | None = None
+        self.scorer: AttentionScorer | None = None
+        self.noise_scale = 0.0
+        self.aggregation_noise_std = 0.0
+        self.kind = "edge"
+        self._cache: tuple[Graph, list[torch.Tensor]] | None = None
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "GAP":
+        c = self.config
+        kind = adjacency_kind(budget)
+        if kind not in self.adjacencies:
+            raise OptionError(f"gap supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
+        self.kind = kind
+        private = not is_unlimited(budget)
+        if c.aggregation == "attention" and kind != "edge" and private:
+            raise OptionError(
+                "gap --aggregation attention is implemented for edge adjacency only: its refinement reads training "
+                "labels, which are private under node adjacency"
+            )
+        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
+        self.public_assumptions = public_assumptions_for(kind)
+        rng, tgen, self.used_seed = noise_generators(c.seed)
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+        work = graph
+        if kind == "node":
+            work = cap_degree(graph, c.degree_cap)
+            self.public_assumptions["degree_cap"] = (
+                f"degree cap D={c.degree_cap} is public; the node-level analysis is over graphs of maximum degree "
+                f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
+            )
+        x = feature_matrix(graph)
+        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        self.in_dim = x.shape[1]
+        tr = as_index(split.train)
+        n_tr = tr.numel()
+        sens = aggregation_sensitivity(kind, c.degree_cap)
+        rounds = c.attention_rounds if c.aggregation == "attention" else 1
+        enc_steps, _ = steps_for(c.encoder_epochs, n_tr, c.batch_size)
+        cls_steps, _ = steps_for(c.epochs, n_tr, c.batch_size)
+        dp_sgd = private and kind == "node"
+        self.encoder = Encoder(self.in_dim, c.hidden, c.encoder_dim, self.num_classes)
+        self.classifier = HopClassifier(c.encoder_dim, c.hops + 1, c.hidden, self.num_classes)
+        enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+
+        def agg_entry(s: float) -> LedgerEntry:
+            return LedgerEntry(
+                mechanism="gaussian", stage=f"gap.aggregation.{c.aggregation}", params={"noise_multiplier": s * sens},
+                count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
+                note=f"K={c.hops} hops x {rounds} round(s), rows normalised, weights in [0,1]",
+            )
+
+        enc_trainer = cls_trainer = None
+        if dp_sgd:
+            enc_trainer = make_dpsgd_trainer(
+                self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, noise_multiplier=1.0,
+                stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen,
+            )
+            cls_trainer = make_dpsgd_trainer(
+                self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, noise_multiplier=1.0,
+                stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen,
+            )
+            enc_t, cls_t = enc_trainer.ledger_entry(1), cls_trainer.ledger_entry(1)
+            scale = calibrate_common_noise(
+                lambda s: [with_noise(enc_t, s, enc_steps), agg_entry(s), with_noise(cls_t, s, cls_steps)], budget
+            )
+            enc_trainer.noise_multiplier = cls_trainer.noise_multiplier = scale
+        elif private:
+            scale = calibrate_common_noise(lambda s: [agg_entry(s)], budget)
+        else:
+            scale = 0.0
+        self.noise_scale = scale
+        self.aggregation_noise_std = scale * sens
+
+        # 1. encoder
+        if dp_sgd:
+            self.encoder.train()
+            run_dpsgd(enc_trainer, (x[tr], y[tr]), enc_steps, progress)
+        else:
+            def enc_loss(module, idx):
+                return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
+
+            train_nonprivate(self.encoder, enc_loss, n_tr, enc_cfg, generator=tgen, progress=progress)
+        self.encoder.eval()
+        with torch.no_grad():
+            h0 = self.encoder.embed(x)
+
+        # 2. aggregation perturbation (cached), 3. classifier
+        if c.aggregation == "attention":
+            self.scorer = AttentionScorer(c.encoder_dim)
+        hops = None
+        for r in range(rounds):
+            adj = self._adjacency(work, x, h0)
+            if private:
+                budget.charge(agg_entry(scale).with_count(c.hops))  # charged before the noisy aggregates exist
+            hops = perturbed_hops(adj, h0, c.hops, self.aggregation_noise_std, tgen)
+            feats = torch.stack([h0] + hops, dim=1)
+            if r < rounds - 1:
+                self._refine_attention(work, h0, hops, y, tr)
+        assert hops is not None
+        self._cache = (graph, hops)
+        feats = torch.stack([h0] + hops, dim=1)
+        if dp_sgd:
+            self.classifier.train()
+            run_dpsgd(cls_trainer, (feats[tr], y[tr]), cls_steps, progress)
+        else:
+            def cls_loss(module, idx):
+                return nn.functional.cross_entropy(module(feats[tr[idx]]), y[tr[idx]])
+
+            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
+        self.classifier.eval()
+        self._evaluate(graph, self.predict(graph))
+        return self
+
+    def _adjacency(self, graph: Graph, x: torch.Tensor, h0: torch.Tensor) -> sp.csr_matrix:
+        agg = self.config.aggregation
+        if agg == "sum":
+            return adjacency_matrix(graph)
+        if agg == "similarity":
+            return adjacency_matrix(graph, similarity_weights(graph, x))
+        assert self.scorer is not None
+        e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
+        with torch.no_grad():
+            w = self.scorer(h0[e[:, 0]], h0[e[:, 1]]).double().numpy() if e.numel() else np.zeros(0)
+        return adjacency_matrix(graph, w)
+
+    def _refine_attention(self, graph: Graph, h0: torch.Tensor, hops: list[torch.Tensor], y: torch.Tensor,
+                          tr: torch.Tensor) -> None:
+        """Fit the attention scores so that the weighted 1-hop mean of the *released* H_1 directions agrees with
+        the training labels' classifier; uses only released aggregates, public-or-own features and (under edge
+        adjacency) public labels. The next round re-releases the aggregation with the new weights (charged)."""
+        assert self.scorer is not None
+        e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
+        if e.numel() == 0:
+            return
+        probe = nn.Linear(h0.shape[1], self.num_classes)
+        opt = torch.optim.Adam(list(self.scorer.parameters()) + list(probe.parameters()), lr=self.config.lr)
+        src = torch.cat([e[:, 0], e[:, 1]])
+        dst = torch.cat([e[:, 1], e[:, 0]])
+        n = h0.shape[0]
+        for _ in range(20):
+            opt.zero_grad()
+            w = self.scorer(h0[src], h0[dst])
+            agg = torch.zeros(n, h0.shape[1]).index_add_(0, src, w.unsqueeze(1) * hops[0][dst])
+            loss = nn.functional.cross_entropy(probe(row_normalize(agg))[tr], y[tr])
+            loss.backward()
+            opt.step()
+
+    # ------------------------------------------------------------------ inference
+    def _features(self, graph: Graph) -> torch.Tensor:
+        if self.encoder is None or self.classifier is None:
+            raise OptionError("gap: call fit() or load() before predict()")
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"gap: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        with torch.no_grad():
+            h0 = self.encoder.embed(x)
+        if self._cache is not None and self._cache[0] is graph:
+            hops = self._cache[1]  # the released, already-charged aggregates: no new privacy cost
+        else:
+            # New data supplied by the user at prediction time: aggregate it with the training noise level so the
+            # classifier sees inputs of the same distribution. Not a release of the training graph; not charged.
+            work = cap_degree(graph, self.config.degree_cap) if self.kind == "node" else graph
+            _, tgen, _ = noise_generators(None)
+            hops = perturbed_hops(self._adjacency(work, x, h0), h0, self.config.hops, self.aggregation_noise_std, tgen)
+        return torch.stack([h0] + hops, dim=1)
+
+    @torch.no_grad()
+    def predict(self, graph: Graph) -> np.ndarray:
+        assert self.classifier is not None or self.encoder is None
+        feats = self._features(graph)
+        return self.classifier(feats).argmax(dim=1).numpy()
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        """The perturbed aggregates :math:`[H_1..H_K]` (plus :math:`H_0` under edge adjacency, where features are
+        public). Under node adjacency :math:`H_0` is a function of the node's own private features and is left out."""
+        feats = self._features(graph)
+        parts = feats if self.kind == "edge" else feats[:, 1:]
+        return parts.reshape(parts.shape[0], -1).numpy()
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory: Path) -> list[Path]:
+        assert self.encoder is not None and self.classifier is not None
+        mods: dict[str, nn.Module] = {"encoder": self.encoder, "classifier": self.classifier}
+        if self.scorer is not None:
+            mods["scorer"] = self.scorer
+        cfg = {
+            "method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, "adjacency": self.kind,
+            "aggregation_noise_std": self.aggregation_noise_std, **config_dict(self.config),
+        }
+        cfg.pop("seed", None)
+        return [save_module(directory, "weights", mods), write_config(directory, cfg)]
+
+    @classmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> "GAP":
+        model = cls(**{k: v for k, v in config.items() if k in GAPConfig.__dataclass_fields__})
+        c = model.config
+        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
+        model.kind = str(config.get("adjacency", "edge"))
+        model.aggregation_noise_std = float(config.get("aggregation_noise_std", 0.0))
+        tensors = load_tensors(Path(directory) / "weights.safetensors")
+        model.encoder = Encoder(model.in_dim, c.hidden, c.encoder_dim, model.num_classes)
+        model.encoder.load_state_dict(split_state(tensors, "encoder"))
+        model.classifier = HopClassifier(c.encoder_dim, c.hops + 1, c.hidden, model.num_classes)
+        model.classifier.load_state_dict(split_state(tensors, "classifier"))
+        if c.aggregation == "attention":
+            model.scorer = AttentionScorer(c.encoder_dim)
+            model.scorer.load_state_dict(split_state(tensors, "scorer"))
+        model.encoder.eval()
+        model.classifier.eval()
+        return model

@@ -1,0 +1,164 @@
+"""DP-MLP: an MLP on node features trained with DP-SGD; it never reads the edges.
+
+Per adjacency (see ``docs/privacy.md#dp-mlp``):
+
+* ``edge``: features and labels are public and the MLP reads nothing else, so training is post-processing of
+  public data: no mechanism, nothing charged (the certificate states the public assumption).
+* ``node``: one node = one training example (features, label). Poisson-sampled DP-SGD, add/remove, clipped sum
+  sensitivity :math:`C` (Abadi et al. 2016; Mironov, Talwar, Zhang 2019 for the sampled Gaussian).
+* ``k-neighbor``: the node's features and label are replaced: one example replaced, Poisson DP-SGD under
+  replace-one (the two versions of the example are at most :math:`2C` apart).
+
+The noise multiplier is calibrated from the target (epsilon, delta) before training; the engine charges every step
+before applying it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from graphrelease.errors import OptionError
+from graphrelease.graph import Graph
+from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.common import (
+    MLP,
+    NodeModelMixin,
+    TrainConfig,
+    adjacency_kind,
+    as_index,
+    calibrate_common_noise,
+    config_dict,
+    feature_matrix,
+    is_unlimited,
+    load_tensors,
+    make_dpsgd_trainer,
+    noise_generators,
+    public_assumptions_for,
+    run_dpsgd,
+    save_module,
+    split_state,
+    steps_for,
+    train_nonprivate,
+    with_noise,
+    write_config,
+)
+
+
+@dataclass
+class DPMLPConfig:
+    hidden: int = 64
+    layers: int = 2
+    epochs: int = 50
+    lr: float = 1e-2
+    batch_size: int = 256
+    max_grad_norm: float = 1.0
+    train_frac: float = 0.5
+    val_frac: float = 0.25
+    split_seed: int = 0
+    seed: int | None = None
+
+
+def dpsgd_setting(kind: str) -> tuple[str, float]:
+    """(neighboring, sensitivity in units of C) of a per-node DP-SGD example under adjacency ``kind``."""
+    if kind == "node":
+        return "add_remove", 1.0
+    if kind == "k-neighbor":
+        # The accountant's replace-one pair is (qN(s)+(1-q)N(0), qN(-s)+(1-q)N(0)): s bounds ONE version of the
+        # example (C), the two versions are then 2C apart. So s = 1 here, not 2.
+        return "replace_one", 1.0
+    raise OptionError(f"no per-node DP-SGD analysis for adjacency '{kind}'")
+
+
+def node_example_loss(model_fn, example):
+    x, y = example
+    return nn.functional.cross_entropy(model_fn(x.unsqueeze(0)), y.unsqueeze(0))
+
+
+@MODELS.register("dp-mlp")
+class DPMLP(PrivateModel, NodeModelMixin):
+    """MLP on node features; DP-SGD under node / k-neighbor adjacency, free under edge adjacency."""
+
+    adjacencies = frozenset({"edge", "node", "k-neighbor"})
+
+    def __init__(self, **options: Any) -> None:
+        self.config = DPMLPConfig(**options)
+        self.net: MLP | None = None
+        self.noise_multiplier = 0.0
+        self.steps = 0
+
+    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "DPMLP":
+        c = self.config
+        kind = adjacency_kind(budget)
+        if kind not in self.adjacencies:
+            raise OptionError(f"dp-mlp supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
+        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
+        self.public_assumptions = public_assumptions_for(kind)
+        rng, tgen, self.used_seed = noise_generators(c.seed)
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+        x = feature_matrix(graph)
+        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        self.in_dim = x.shape[1]
+        self.net = MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
+        tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        tr = as_index(split.train)
+        if kind == "edge" or is_unlimited(budget):
+            # Public inputs (edge adjacency) or a non-private run: ordinary training, nothing charged.
+            def loss(module, idx):
+                return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
+
+            train_nonprivate(self.net, loss, tr.numel(), tcfg, generator=tgen, progress=progress)
+        else:
+            neighboring, sens = dpsgd_setting(kind)
+            steps, _ = steps_for(c.epochs, tr.numel(), c.batch_size)
+            trainer = make_dpsgd_trainer(
+                self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=tr.numel(), noise_multiplier=1.0,
+                stage="dp_mlp.dpsgd", rng=rng, noise_generator=tgen, sensitivity=sens, neighboring=neighboring,
+            )
+            template = trainer.ledger_entry(1)
+            sigma = calibrate_common_noise(lambda s: [with_noise(template, s, steps)], budget)
+            trainer.noise_multiplier = sigma
+            self.noise_multiplier, self.steps = sigma, steps
+            self.net.train()
+            run_dpsgd(trainer, (x[tr], y[tr]), steps, progress)
+        self.net.eval()
+        self._evaluate(graph, self.predict(graph))
+        return self
+
+    @torch.no_grad()
+    def logits(self, graph: Graph) -> torch.Tensor:
+        if self.net is None:
+            raise OptionError("dp-mlp: call fit() or load() before predict()")
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"dp-mlp: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        self.net.eval()
+        return self.net(x)
+
+    def predict(self, graph: Graph) -> np.ndarray:
+        return self.logits(graph).argmax(dim=1).numpy()
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        """Class logits per node: a function of the released weights and the node's own features only."""
+        return self.logits(graph).numpy()
+
+    def save(self, directory: Path) -> list[Path]:
+        assert self.net is not None
+        cfg = {"method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, **config_dict(self.config)}
+        cfg.pop("seed", None)
+        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+
+    @classmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> "DPMLP":
+        model = cls(**{k: v for k, v in config.items() if k in DPMLPConfig.__dataclass_fields__})
+        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
+        c = model.config
+        model.net = MLP(model.in_dim, c.hidden, model.num_classes, layers=c.layers)
+        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
+        model.net.eval()
+        return model

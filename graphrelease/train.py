@@ -1,0 +1,275 @@
+"""Library calls behind ``graphrelease train`` / ``embed`` / ``predict``: fit a registered model under a budget and
+write a release bundle (model weights or DP embeddings + certificate + manifest), or run a released model.
+
+``fit_model`` is the scriptable core (no files): it returns the fitted model, its budget (with the ledger) and the
+accuracy on the held-out test nodes. Test labels are used only for that number, never for model selection.
+
+Example
+-------
+>>> from graphrelease.io import load_default_graph
+>>> run = fit_model(load_default_graph(), "gap", adjacency="edge", epsilon=1.0,
+...                 options={"encoder_epochs": 2, "epochs": 2})              # doctest: +SKIP
+>>> 0.0 <= run.test_accuracy <= 1.0                                          # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from graphrelease.errors import OptionError, UncertifiedError
+from graphrelease.graph import Graph
+
+TASKS = ("node-classification", "link-prediction")
+
+
+@dataclass
+class ModelRun:
+    """A fitted model with its budget and measured accuracy."""
+
+    model: Any
+    budget: Any
+    method: str
+    adjacency: str
+    test_accuracy: float
+    train_accuracy: float
+    fit_seconds: float
+    epsilon_spent: float
+
+
+@dataclass
+class ReleaseReport:
+    """What a ``train`` / ``embed`` call wrote and measured."""
+
+    out_dir: Path
+    method: str
+    adjacency: str
+    epsilon: float
+    epsilon_spent: float
+    delta: float
+    test_accuracy: float
+    guarantee: str
+    artifacts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PredictReport:
+    predictions: np.ndarray
+    accuracy: float | None
+    labelled: int
+    out_path: Path | None
+
+
+def load_input(path: str | Path | Graph | None) -> Graph:
+    """A :class:`Graph` from a path (any supported format), a Graph, or ``None`` (the embedded Cora)."""
+    if isinstance(path, Graph):
+        return path
+    from graphrelease import io
+
+    if path is None:
+        return io.load_default_graph()
+    data = io.read_graph(path).data
+    if not isinstance(data, Graph):
+        raise OptionError(f"'{path}' holds a graph collection; node models need one graph")
+    return data
+
+
+def make_budget(*, adjacency: str, epsilon: float, delta: float, accountant: str = "rdp"):
+    from graphrelease.privacy.budget import Budget
+
+    if math.isinf(float(epsilon)):
+        return Budget.unlimited(adjacency, delta=delta)
+    return Budget(epsilon=epsilon, delta=delta, adjacency=adjacency, accountant=accountant)
+
+
+def fit_model(
+    graph: Graph | str | Path | None,
+    method: str,
+    *,
+    adjacency: str = "edge",
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    accountant: str = "rdp",
+    options: dict[str, Any] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> ModelRun:
+    """Fit ``method`` (a name in ``MODELS``) on ``graph`` under (epsilon, delta, adjacency)."""
+    from graphrelease.models import MODELS
+
+    graph = load_input(graph)
+    cls = MODELS.get(method)
+    budget = make_budget(adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant)
+    kind = budget.ledger.adjacency.kind.value
+    if kind not in cls.adjacencies:
+        raise OptionError(f"method '{method}' supports --adjacency {sorted(cls.adjacencies)}, not '{adjacency}'")
+    if getattr(cls, "non_private", False) and not budget.is_unlimited:
+        raise OptionError(f"method '{method}' is a non-private baseline: run it with --epsilon inf")
+    model = cls(**(options or {}))
+    start = time.perf_counter()
+    model.fit(graph, budget, progress=progress)
+    elapsed = time.perf_counter() - start
+    spent = 0.0 if budget.is_unlimited else budget.spent_epsilon()
+    return ModelRun(model, budget, method, budget.ledger.adjacency.name, float(model.test_accuracy),
+                    float(model.train_accuracy), elapsed, float(spent))
+
+
+def _certificate_factory(run: ModelRun, *, mode: str, released: list[str], extra: dict[str, Any]):
+    from graphrelease.privacy.certificate import build_certificate
+
+    assumptions = dict(getattr(run.model, "public_assumptions", {}) or {})
+    assumptions.setdefault("labels", "the label set (number of classes) and the number of training nodes are public")
+
+    def factory(artifacts: dict[str, str]) -> dict:
+        return build_certificate(
+            budget=run.budget, method=run.method, mode=mode, artifacts=artifacts, public_assumptions=assumptions,
+            released=released, reproducible_seed_used=bool(getattr(run.model, "used_seed", False)), extra=extra,
+        )
+
+    return factory
+
+
+def guarantee_of(certificate: dict) -> str:
+    g = certificate.get("guarantee", "none")
+    if isinstance(g, dict):
+        g = g.get("status", g.get("value", "none"))
+    return str(g)
+
+
+def _finalize(writer, factory, allow_uncertified: bool) -> dict:
+    """Build the certificate first; refuse an uncertified release unless allowed (nothing is left behind)."""
+    holder: dict[str, dict] = {}
+
+    def checked(artifacts: dict[str, str]) -> dict:
+        cert = factory(artifacts)
+        if guarantee_of(cert) != "proved" and not allow_uncertified:
+            reason = cert.get("guarantee_reason") or cert.get("reason") or cert.get("guarantee")
+            raise UncertifiedError(
+                f"this release has no proved privacy guarantee ({reason}); pass --allow-uncertified to write it anyway"
+            )
+        holder["cert"] = cert
+        return cert
+
+    writer.finalize(checked)
+    return holder["cert"]
+
+
+def train_model(
+    input_graph: Graph | str | Path | None,
+    out_dir: str | Path,
+    *,
+    method: str,
+    task: str = "node-classification",
+    adjacency: str = "edge",
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    accountant: str = "rdp",
+    options: dict[str, Any] | None = None,
+    force: bool = False,
+    allow_uncertified: bool = False,
+    progress: Callable[[], None] | None = None,
+) -> ReleaseReport:
+    """Train and release the model's weights (``model/weights.safetensors``, ``model/config.json``) + certificate."""
+    if task not in TASKS:
+        raise OptionError(f"--task must be one of {TASKS}, got '{task}'")
+    if task == "link-prediction":
+        raise OptionError(
+            "--task link-prediction is not implemented by dp-mlp / gap / dpdgc (node classifiers); "
+            "use --task node-classification"
+        )
+    from graphrelease.release import ReleaseWriter
+
+    run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
+                    options=options, progress=progress)
+    with ReleaseWriter(out_dir, force=force) as w:
+        model_dir = w.path("model/config.json").parent
+        written = run.model.save(model_dir)
+        released = [f"model/{Path(p).name}" for p in written]
+        # The task goes into the config so that `predict` knows how to run the model.
+        cfg_path = model_dir / "config.json"
+        cfg = json.loads(cfg_path.read_text())
+        cfg["task"] = task
+        cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True))
+        cert = _finalize(w, _certificate_factory(run, mode="default", released=released,
+                                                 extra={"task": task, "artifact_kind": "model"}), allow_uncertified)
+    return ReleaseReport(Path(out_dir), method, run.adjacency, float(epsilon), run.epsilon_spent, float(delta),
+                         run.test_accuracy, guarantee_of(cert), released)
+
+
+def embed_release(
+    input_graph: Graph | str | Path | None,
+    out_dir: str | Path,
+    *,
+    method: str,
+    adjacency: str = "edge",
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    accountant: str = "rdp",
+    options: dict[str, Any] | None = None,
+    force: bool = False,
+    allow_uncertified: bool = False,
+    progress: Callable[[], None] | None = None,
+) -> ReleaseReport:
+    """Fit ``method`` and release its DP node embeddings ``embeddings/embeddings.npz`` (array ``embeddings``, one row
+    per node 0..n-1; no original ids) + certificate. Only methods whose embeddings are DP outputs are accepted."""
+    if method not in ("gap", "dpdgc"):
+        raise OptionError(
+            f"--method {method} does not produce DP embeddings; use gap (perturbed aggregates) or dpdgc (noisy Z)"
+        )
+    from graphrelease.release import ReleaseWriter
+
+    run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
+                    options=options, progress=progress)
+    graph = run.model._cache[0]  # the training graph: embed() then returns the cached, already-charged release
+    emb = np.asarray(run.model.embed(graph), dtype=np.float32)
+    with ReleaseWriter(out_dir, force=force) as w:
+        path = w.path("embeddings/embeddings.npz")
+        np.savez_compressed(path, embeddings=emb)
+        released = ["embeddings/embeddings.npz"]
+        cert = _finalize(w, _certificate_factory(run, mode="default", released=released,
+                                                 extra={"artifact_kind": "embeddings", "shape": list(emb.shape)}),
+                         allow_uncertified)
+    return ReleaseReport(Path(out_dir), method, run.adjacency, float(epsilon), run.epsilon_spent, float(delta),
+                         run.test_accuracy, guarantee_of(cert), released)
+
+
+def load_released_model(release_dir: str | Path):
+    """The model object of a release written by :func:`train_model` (post-processing only)."""
+    from graphrelease.models import MODELS
+
+    model_dir = Path(release_dir) / "model"
+    cfg_path = model_dir / "config.json"
+    if not cfg_path.is_file():
+        raise OptionError(f"'{release_dir}' is not a model release (no model/config.json); write one with `train`")
+    config = json.loads(cfg_path.read_text())
+    cls = MODELS.get(str(config.get("method")))
+    return cls.load(model_dir, config)
+
+
+def predict_release(
+    release_dir: str | Path, input_graph: Graph | str | Path | None, *, out: str | Path | None = None
+) -> PredictReport:
+    """Run a released model on ``input_graph`` (the user's own data; no budget is spent and the output is not a
+    release). Writes ``node,prediction`` CSV to ``out`` if given; accuracy is reported on nodes with labels."""
+    model = load_released_model(release_dir)
+    graph = load_input(input_graph)
+    pred = np.asarray(model.predict(graph))
+    acc, labelled = None, 0
+    if graph.labels is not None:
+        mask = np.asarray(graph.labels) >= 0
+        labelled = int(mask.sum())
+        if labelled:
+            acc = float((pred[mask] == np.asarray(graph.labels)[mask]).mean())
+    out_path = None
+    if out is not None:
+        out_path = Path(out)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        lines = ["node,prediction"] + [f"{i},{int(p)}" for i, p in enumerate(pred)]
+        out_path.write_text("\n".join(lines) + "\n")
+    return PredictReport(pred, acc, labelled, out_path)
