@@ -73,6 +73,10 @@ LEGEND: dict[str, str] = {
         "clustering histograms with a Gaussian-EMD kernel (sigma 1 and 0.1), mean orbit counts of the 2-4-node "
         "graphlets with a Gaussian kernel (sigma 30); 0 = identical sets, lower is closer"
     ),
+    "epsilon": (
+        "epsilon, delta: the privacy parameters stated by the release's certificate (its accountant composed over "
+        "its ledger); a stated epsilon with guarantee none is not a DP guarantee"
+    ),
     "guarantee": "proved = every ledger mechanism has a proof and passed its probes; none = no DP guarantee",
 }
 
