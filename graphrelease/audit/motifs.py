@@ -439,9 +439,11 @@ def _five_node_counts(graph: Graph, *, time_limit: float, confidence: float, see
     deadline = start + time_limit
     q0 = min(1.0, 32.0 / graph.num_nodes)
     pilot, took = _esu(eg, q0, seed, deadline=start + time_limit / 4)
-    predicted = took / q0 if pilot is not None else float("inf")
+    # an aborted pilot still bounds the exact time from below
+    predicted = took / q0
+    bound = "" if pilot is not None else ">"
     remaining = deadline - time.perf_counter()
-    if force != "sample" and predicted <= remaining:
+    if force != "sample" and pilot is not None and predicted <= remaining:
         c, _ = _esu(eg, 1.0, seed)
         return c, c, c, f"exact (ESU; pilot predicted {predicted:.1f} s)"
     batches = 8
@@ -457,7 +459,8 @@ def _five_node_counts(graph: Graph, *, time_limit: float, confidence: float, see
     k = len(runs)
     if k == 0:
         nan = np.full(21, np.nan)
-        return nan, nan, nan, "not computed (the time limit ran out before one sampled batch finished)"
+        return nan, nan, nan, (f"not computed: no sampled batch finished within the time limit (exact ESU "
+                               f"predicted {bound}{predicted:.0f} s; start-node sampling is too coarse for this graph)")
     runs_a = np.array(runs)
     mean = runs_a.mean(axis=0)
     if k >= 2:
@@ -466,7 +469,7 @@ def _five_node_counts(graph: Graph, *, time_limit: float, confidence: float, see
     else:
         lo = hi = np.full(21, np.nan)
     how = (f"sampled (RAND-ESU, start nodes kept with probability {keep:.2e}, {k} batches, {confidence:.0%} "
-           f"Student-t interval over batches; exact ESU predicted {predicted:.0f} s)")
+           f"Student-t interval over batches; exact ESU predicted {bound}{predicted:.0f} s)")
     return mean, lo, hi, how
 
 
