@@ -12,7 +12,7 @@ its degree correction keeps hubs. Three releases, basic sequential composition:
      node features; costs no budget.
    * ``"dp"`` — PrivGraph's phase 1 and 2 (noisy super-graph Louvain, one exponential-mechanism adjustment pass;
      see :mod:`graphrelease.generators.community_dp`), fraction ``partition_fraction`` of epsilon.
-   * ``"auto"`` (default) — the candidate public partitions (labels; k-means of the features with 8, 16 and 32
+   * ``"auto"`` (default) — the candidate public partitions (labels; k-means of the features with 4, 8, 16 and 32
      clusters) compete in one exponential mechanism (``select_fraction`` of epsilon) whose utility is
      :math:`m\,Q(G, P) = e_{\mathrm{in}}(P) - \sum_C \mathrm{vol}_C^2 / (4m)` (modularity in edge units; one edge
      changes it by at most 4, see :func:`modularity_utility`); a single candidate is used as is; with no public node
@@ -161,7 +161,7 @@ class DPDCSBM(GraphGenerator):
             lab = np.asarray(graph.labels, dtype=np.int64)
             out.append(("public_labels", relabel(np.where(lab >= 0, lab, lab.max() + 1))))
         if graph.features is not None and graph.num_features >= 2:
-            for k in (8, 16, 32):
+            for k in (4, 8, 16, 32):
                 if k < graph.num_nodes:
                     out.append((f"public_features:{k}", public_feature_partition(graph, k, rng)))
         return out
