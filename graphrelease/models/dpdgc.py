@@ -256,7 +256,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
                 cls_trainer = make_dpsgd_trainer(
                     self.classifier, _xz_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr,
                     noise_multiplier=1.0, stage="dpdgc.classifier.dpsgd", rng=rng, noise_generator=tgen,
-                    neighboring=neighboring,
+                    neighboring=neighboring, proof="dpdgc-classifier",
                 )
                 cls_t = cls_trainer.ledger_entry(1)
                 base_entries = entries

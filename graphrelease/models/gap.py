@@ -254,11 +254,11 @@ class GAP(PrivateModel, NodeModelMixin):
         if dp_sgd:
             enc_trainer = make_dpsgd_trainer(
                 self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, noise_multiplier=1.0,
-                stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen,
+                stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
             )
             cls_trainer = make_dpsgd_trainer(
                 self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, noise_multiplier=1.0,
-                stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen,
+                stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
             )
             enc_t, cls_t = enc_trainer.ledger_entry(1), cls_trainer.ledger_entry(1)
             scale = calibrate_common_noise(

@@ -119,6 +119,7 @@ class DPMLP(PrivateModel, NodeModelMixin):
             trainer = make_dpsgd_trainer(
                 self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=tr.numel(), noise_multiplier=1.0,
                 stage="dp_mlp.dpsgd", rng=rng, noise_generator=tgen, sensitivity=sens, neighboring=neighboring,
+                proof="dp-mlp",
             )
             template = trainer.ledger_entry(1)
             sigma = calibrate_common_noise(lambda s: [with_noise(template, s, steps)], budget)
