@@ -215,3 +215,11 @@ def test_trainer_entries_compose_to_the_reference_epsilon():
                      budget=Budget.unlimited("node"), stage="ref", noise_generator=tgen)
     entry = t.ledger_entry(1000)
     assert round(compute_epsilon([entry], 1e-5, accountant="rdp"), 4) == 2.1014
+
+
+def test_default_proof_anchors_exist_in_the_docs():
+    from graphrelease.dpsgd.engine import PROOFS
+    from graphrelease.privacy.proofs import has_proof
+
+    for anchor in PROOFS.values():
+        assert has_proof(anchor), anchor
