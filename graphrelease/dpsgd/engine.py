@@ -167,6 +167,7 @@ class DPSGDTrainer:
             raise OptionError(f"sensitivity must be > 0, got {sensitivity!r}")
         if not isinstance(clipping, ClippingPolicy):
             raise OptionError(f"clipping must be a ClippingPolicy, got {type(clipping).__name__}")
+        _check_independent_layers(model)
         if sigma == 0 and not _unlimited(budget):
             raise OptionError(
                 "noise_multiplier=0 is a non-private baseline: use Budget.unlimited(adjacency), or give sigma > 0"
@@ -255,6 +256,16 @@ class DPSGDTrainer:
             if callback is not None:
                 callback(done)
         return TrainResult(done, False)
+
+
+def _check_independent_layers(model: nn.Module) -> None:
+    """Refuse layers that mix examples of a batch (batch normalisation): they break per-example sensitivity."""
+    for name, module in model.named_modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            raise OptionError(
+                f"layer '{name or type(module).__name__}' is batch normalisation, which mixes the examples of a batch "
+                "(one example then influences every other example's gradient); use LayerNorm or GroupNorm"
+            )
 
 
 def _unlimited(budget) -> bool:

@@ -223,3 +223,13 @@ def test_default_proof_anchors_exist_in_the_docs():
 
     for anchor in PROOFS.values():
         assert has_proof(anchor), anchor
+
+
+def test_batch_normalisation_is_refused():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+    rng, tgen, _ = secure_generator()
+    with pytest.raises(OptionError, match="batch normalisation"):
+        DPSGDTrainer(model, lambda f, x: f(x.unsqueeze(0)).sum(), torch.optim.SGD(model.parameters(), lr=0.1),
+                     sampler=PoissonSampler(dataset_size=10, sample_rate=0.5, rng=rng),
+                     clipping=FlatClipping(max_grad_norm=1.0), noise_multiplier=1.0,
+                     budget=Budget(epsilon=1.0, delta=1e-5, adjacency="node"), stage="bn", noise_generator=tgen)
