@@ -118,7 +118,7 @@ def _first(d: dict[str, Any], *keys: str) -> Any:
     for k in keys:
         if k in d and d[k] is not None:
             return d[k]
-    for sub in ("privacy", "guarantee", "accounting", "method"):
+    for sub in ("privacy", "privacy_unit", "guarantee", "accounting", "method"):
         inner = d.get(sub)
         if isinstance(inner, dict):
             for k in keys:
@@ -224,7 +224,7 @@ def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", 
     if labels_path.is_file():
         rel.graph_labels = _read_graph_labels(labels_path, len(graphs))
     if label is None and rel.method:
-        eps = f" eps={rel.epsilon:g}" if rel.epsilon is not None else ""
+        eps = f" eps={rel.epsilon:.3g}" if rel.epsilon is not None else ""
         rel.label = f"{rel.method}{'/' + rel.mode if rel.mode else ''}{eps} ({path.name})"
     return rel
 

@@ -78,3 +78,28 @@ def test_audit_missing_release_is_clean_error(app, small_input, tmp_path, capsys
                          "--report", str(tmp_path / "r.html")])
     err = capsys.readouterr().err
     assert code != 0 and "does not exist" in err and "Traceback" not in err
+
+
+def test_audit_of_a_real_synth_release_with_canaries(app, data_dir, tmp_path):
+    """End to end: `graphrelease synth`'s library call writes a real release; the audit reads its certificate and
+    re-fits its method for the canary audit."""
+    from graphrelease.synth import synthesize
+
+    g = read_graph(data_dir / "single" / "cora.npz").data
+    g = g.induced_subgraph(np.sort(np.argsort(-g.degrees(), kind="stable")[:120]))
+    original = tmp_path / "orig.npz"
+    write_graph(g, original)
+    synthesize(g, method="randomized_response", epsilon=2.0, out=tmp_path / "rel", mode="symmetric",
+               key_path=tmp_path / "rel.key", allow_uncertified=True)
+    result = CliRunner().invoke(app, ["audit", "--original", str(original), "--release", str(tmp_path / "rel"),
+                                      "--report", str(tmp_path / "rep.html"), "--task", "statistics", "--json",
+                                      "--canary-runs", "40"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (rel,) = data["releases"]
+    assert rel["method"] == "randomized_response" and rel["mode"] == "symmetric"
+    assert rel["adjacency"] == "edge" and rel["epsilon"] == pytest.approx(2.0, rel=1e-3)
+    assert not any("manifest" in n for n in data["notes"])
+    (emp,) = data["empirical"]
+    assert emp["runs"] == 40 and emp["claimed_epsilon"] == pytest.approx(2.0, rel=1e-3)
+    assert emp["epsilon_lower"] <= 2.0
