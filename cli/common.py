@@ -30,14 +30,31 @@ def run_cli(app: typer.Typer, args: list[str] | None = None) -> int:
         return 130
     except typer.Exit as ex:
         return ex.exit_code
-    except Exception as err:  # click usage errors carry their own exit code; everything else is a bug
-        import click
-
-        if isinstance(err, click.ClickException):
+    except Exception as err:  # usage errors carry their own exit code; everything else is a bug
+        usage = _click_exception_types()
+        if isinstance(err, usage):
             err.show(file=sys.stderr)
-            return err.exit_code
+            return int(getattr(err, "exit_code", 2))
         raise
     return result if isinstance(result, int) else 0
+
+
+def _click_exception_types() -> tuple[type, ...]:
+    """Typer >= 0.20 vendors click as ``typer._click``; older ones use click. Accept both."""
+    types: list[type] = []
+    try:
+        from typer._click.exceptions import ClickException as VendoredClickException
+
+        types.append(VendoredClickException)
+    except ImportError:
+        pass
+    try:
+        from click import ClickException
+
+        types.append(ClickException)
+    except ImportError:
+        pass
+    return tuple(types)
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":

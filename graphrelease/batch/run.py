@@ -24,13 +24,13 @@ from graphrelease.errors import ReleaseError, UserError
 
 # Utility columns of the summary (keys of graphrelease.audit.compare.compare_graphs), in display order.
 SUMMARY_UTILITY_KEYS = (
-    "edges_rel_error",
-    "triangles_rel_error",
+    "rel_err_num_edges",
+    "rel_err_triangle_count",
+    "rel_err_global_clustering",
     "degree_wasserstein",
-    "global_clustering_rel_error",
     "community_nmi",
 )
-SUMMARY_ATTACK_KEYS = ("membership_auc",)
+SUMMARY_ATTACK_KEYS = ("membership_auc", "membership_tpr_at_1pct_fpr")
 
 
 @dataclass
@@ -103,6 +103,9 @@ def run_job(job: Job, *, force: bool = False) -> JobResult:
         from graphrelease.synth import synthesize
 
         private = _load_private_input(job)
+        options = dict(job.options)
+        mode = options.pop("mode", None)
+        adjacency = options.pop("adjacency", None)
         synthesize(
             private,
             method=job.method,
@@ -110,15 +113,17 @@ def run_job(job: Job, *, force: bool = False) -> JobResult:
             delta=job.delta,
             num_graphs=job.num_graphs,
             out=job.out,
+            mode=mode,
+            adjacency=adjacency,
             allow_uncertified=job.allow_uncertified,
             force=force,
             seed=job.seed,
-            **job.options,
+            options=options or None,
         )
         release = read_release(job.out)
         _fill_from_certificate(result, release["certificate"])
         if job.audit:
-            result.utility = _utility(private, job.out)
+            result.utility, result.attacks = _audit(private, job.out)
         result.status = "done"
     except UserError as err:
         result.error = f"{type(err).__name__}: {err}"
@@ -136,15 +141,21 @@ def _fill_from_certificate(result: JobResult, certificate: dict[str, Any]) -> No
     result.ledger = certificate_ledger(certificate).to_dict()
 
 
-def _utility(private, release_dir: Path) -> dict[str, float]:
-    """Mean over the job's released graphs of the summary's comparison numbers (internal, never released)."""
+def _audit(private, release_dir: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """Mean over the job's released graphs of the summary's comparison and attack numbers (internal, never
+    released). The attack scores the private graph's edges against non-edges by Adamic-Adar proximity in the release
+    (edge membership inference on the released graph)."""
+    import numpy as np
+
+    from graphrelease.audit.attacks import link_inference_on_release
     from graphrelease.audit.compare import compare_graphs
     from graphrelease.graph import Graph, GraphCollection
     from graphrelease.io import read_graph
 
     originals = list(private) if isinstance(private, GraphCollection) else [private]
     released = sorted((release_dir / "graphs").glob("*"))
-    values: dict[str, list[float]] = {}
+    utility: dict[str, list[float]] = {}
+    attacks: dict[str, list[float]] = {}
     for i, path in enumerate(released):
         synthetic = read_graph(path).data
         original: Graph = originals[i % len(originals)]
@@ -152,8 +163,17 @@ def _utility(private, release_dir: Path) -> dict[str, float]:
         for key in SUMMARY_UTILITY_KEYS:
             v = numbers.get(key)
             if v is not None and math.isfinite(float(v)):
-                values.setdefault(key, []).append(float(v))
-    return {k: sum(v) / len(v) for k, v in values.items()}
+                utility.setdefault(key, []).append(float(v))
+        if original.num_edges and original.num_edges < original.num_nodes * (original.num_nodes - 1) // 2:
+            # A fixed attack seed keeps the summary reproducible; the attack is an internal measurement.
+            attack = link_inference_on_release(original, synthetic, rng=np.random.default_rng(0))
+            attacks.setdefault("membership_auc", []).append(attack["auc"])
+            attacks.setdefault("membership_tpr_at_1pct_fpr", []).append(attack["tpr_at_1pct_fpr"])
+
+    def mean(values: dict[str, list[float]]) -> dict[str, float]:
+        return {k: sum(v) / len(v) for k, v in values.items() if v}
+
+    return mean(utility), mean(attacks)
 
 
 def _job_entry(job_and_force: tuple[Job, bool]) -> JobResult:
@@ -325,8 +345,9 @@ def write_summary(summary: BatchSummary, directory: Path) -> None:
         md.append("| " + " | ".join(_fmt(row[c]).replace("|", "/") for c in columns) + " |")
     md += [
         "",
-        "Legend: epsilon_spent is the certificate's epsilon at the job's delta; edges/triangles/global_clustering "
-        "rel_error = |released - original| / original; degree_wasserstein = Wasserstein-1 distance between degree "
+        "Legend: epsilon_spent is the certificate's epsilon at the job's delta; rel_err_* = "
+        "|released - original| / original for edges, triangles and global clustering; membership_auc / "
+        "membership_tpr_at_1pct_fpr = ROC AUC and TPR at 1% FPR of an Adamic-Adar edge-membership attack on the release; degree_wasserstein = Wasserstein-1 distance between degree "
         "distributions; community_nmi = NMI of Louvain partitions of original and release (same node numbering).",
     ]
     for name, text in (("summary.csv", buffer.getvalue()), ("summary.md", "\n".join(md) + "\n")):
