@@ -365,7 +365,8 @@ class DeepGraphGenerator(GraphGenerator):
     def _fit_edge_tuples(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
         n = graph.num_nodes
         m_hat, _ = self._release_edge_count(graph, budget, np_rng)
-        batch = self.batch_size or 512
+        # expected positives per step: 512, or 1/40 of the (DP) edge count on large graphs (bounds the step count)
+        batch = self.batch_size or max(512, int(math.ceil(m_hat / 40)))
         q = float(min(1.0, batch / m_hat))
         steps = self.steps or min(self.max_steps, dt.epochs_to_steps(self.epochs or 8, q))
         sigma_s = _share_sigma(self.sketch_share * budget.epsilon, math.sqrt(2.0), budget.delta, budget.accountant)
@@ -426,7 +427,9 @@ class DeepGraphGenerator(GraphGenerator):
                            delta=budget.delta, accountant=budget.accountant,
                            what=f"{steps} bucketed steps ({buckets} buckets, node rate {q:g})")
         x = self._features(graph)
-        feat = dt.identity_features(n, n) if x is None else x
+        # featureless graphs: a fixed random Gaussian code per node (public randomness, independent of E) instead of
+        # an n-dimensional one-hot, which would make every per-example gradient n x 32
+        feat = torch.randn(n, self.feature_dim, generator=gen) if x is None else x
         net = self._net(feat.shape[1], gen)
         csr = graph.to_csr()
 

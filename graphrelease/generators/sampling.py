@@ -11,7 +11,7 @@ Exactness
   (memory ``block_rows * n`` floats), computes the logits with one matrix product per block, draws pairs whose logit
   exceeds a threshold ``T`` directly, and draws the remaining (low-probability) pairs by thinning: a uniformly
   random set of candidates in which every pair is included independently with probability ``sigma(T)`` (a
-  binomial count, then a uniform subset of that size), each candidate kept with probability
+  geometric gaps between candidates), each candidate kept with probability
   ``sigma(logit) / sigma(T)``. Thinning of an independent Bernoulli(p_max) process gives independent
   Bernoulli(sigma(logit)) draws, so the result is exact; it only avoids drawing one uniform per pair.
   Time is O(n^2 d) for the matrix products (they dominate), memory O(block_rows * n).
@@ -106,27 +106,28 @@ def sample_edges(emb: np.ndarray, bias: float, offset: float = 0.0, *, rng: np.r
     out: list[np.ndarray] = []
     for r0 in range(0, n - 1, block_rows):
         r1 = min(r0 + block_rows, n - 1)
-        # columns c >= r0 + 1; pairs with col <= row are masked out below
-        logits = (h[r0:r1] @ h[r0 + 1:].T).add_(c)  # (rows, n - r0 - 1)
-        rows_idx = torch.arange(r0, r1).unsqueeze(1)
-        cols_idx = torch.arange(r0 + 1, n).unsqueeze(0)
-        valid_tri = cols_idx > rows_idx  # only matters in the first (square) part of the block
-        high = (logits > t_logit) & valid_tri
+        # columns c >= r0 + 1; pairs with col <= row (only in the block's first square part) are dropped below
+        logits = h[r0:r1] @ h[r0 + 1:].T  # (rows, n - r0 - 1), without the offset c (compared against T - c)
         # (1) direct Bernoulli draws for the high-probability pairs
-        hi_r, hi_c = torch.nonzero(high, as_tuple=True)
+        hi_r, hi_c = torch.nonzero(logits > (t_logit - c), as_tuple=True)
         if hi_r.numel():
-            p = torch.sigmoid(logits[hi_r, hi_c].double()).numpy()
+            hr, hc = hi_r.numpy(), hi_c.numpy()
+            upper = (hc + r0 + 1) > (hr + r0)
+            hr, hc = hr[upper], hc[upper]
+            p = _sigmoid(logits[torch.from_numpy(hr), torch.from_numpy(hc)].double().numpy() + c)
             keep = rng.random(p.size) < p
-            out.append(np.stack([hi_r.numpy()[keep] + r0, hi_c.numpy()[keep] + r0 + 1], axis=1))
+            out.append(np.stack([hr[keep] + r0, hc[keep] + r0 + 1], axis=1))
         # (2) thinning for all other pairs: iid Bernoulli(threshold_prob) candidates over the whole block
         width = logits.shape[1]
         cells = (r1 - r0) * width
-        k = int(rng.binomial(cells, threshold_prob))
+        flat = _bernoulli_positions(cells, threshold_prob, rng)
+        k = flat.size
         if k:
-            flat = rng.choice(cells, size=k, replace=False)
             cr, cc = flat // width, flat % width
-            lg = logits[torch.from_numpy(cr), torch.from_numpy(cc)].double().numpy()
-            ok = ((cc + r0 + 1) > (cr + r0)) & (lg <= t_logit)
+            lg32 = logits[torch.from_numpy(cr), torch.from_numpy(cc)]
+            # the same float32 comparison as the direct set, so the two sets partition the pairs exactly
+            ok = ((cc + r0 + 1) > (cr + r0)) & ~(lg32 > (t_logit - c)).numpy()
+            lg = lg32.double().numpy() + c
             accept = rng.random(k) < _sigmoid(lg) / threshold_prob
             sel = ok & accept
             out.append(np.stack([cr[sel] + r0, cc[sel] + r0 + 1], axis=1))
@@ -135,6 +136,22 @@ def sample_edges(emb: np.ndarray, bias: float, offset: float = 0.0, *, rng: np.r
     edges = np.concatenate(out).astype(np.int64)
     order = np.lexsort((edges[:, 1], edges[:, 0]))
     return edges[order]
+
+
+def _bernoulli_positions(cells: int, p: float, rng: np.random.Generator) -> np.ndarray:
+    """Positions of an iid Bernoulli(p) process on ``0..cells-1``, exactly, via geometric gaps (no per-cell draw)."""
+    mean = cells * p
+    out: list[np.ndarray] = []
+    last = -1
+    while True:
+        k = int(mean + 6 * math.sqrt(mean + 1) + 16)
+        pos = last + np.cumsum(rng.geometric(p, size=k))
+        if pos[-1] >= cells:
+            out.append(pos[pos < cells])
+            break
+        out.append(pos)
+        last = int(pos[-1])
+    return np.concatenate(out).astype(np.int64)
 
 
 def sample_edges_dense(emb: np.ndarray, bias: float, offset: float = 0.0, *, rng: np.random.Generator
