@@ -24,6 +24,8 @@ app = typer.Typer(
 _COMMAND_MODULES = [
     "cli.cmd_audit",
     "cli.cmd_batch",
+    "cli.cmd_budget",
+    "cli.cmd_certificate",
     "cli.cmd_inspect",
     "cli.cmd_models",
     "cli.cmd_synth",

@@ -5,8 +5,8 @@ A :class:`Budget` owns the run's :class:`~graphrelease.privacy.ledger.PrivacyLed
 meets ``(epsilon, delta)`` under the budget's accountant, otherwise it raises :class:`~graphrelease.errors.BudgetError`
 and records nothing (OpenDP's "privacy allowance has been exhausted" pattern: a spent budget raises, it does not warn).
 
-Charging one DP-SGD step at a time is cheap: the first charge of a mechanism computes (once) how many invocations of
-it fit after what is already in the ledger; further identical charges compare counts.
+Charging one DP-SGD step at a time is cheap: identical one-step charges probe ahead (doubling, then bisecting towards
+the first known failure), so T steps cost O(log T) accountant calls; a bulk charge (``count > 1``) costs one call.
 
 Stage budgets: :meth:`Budget.split` hands out child budgets (fractions of epsilon and delta, basic composition) that
 record into the parent's one ledger and are checked against both their own share and the parent's total. For
@@ -121,7 +121,7 @@ class Budget:
         if entry.count == 0:
             return False
         if not math.isinf(self.epsilon):
-            if self._already(entry) + entry.count > self._max_total(entry):
+            if not self._fits(entry, self._already(entry) + entry.count):
                 return True
         return self._parent.would_exceed(entry) if self._parent is not None else False
 
@@ -156,31 +156,71 @@ class Budget:
     def _already(self, entry: LedgerEntry) -> int:
         return self._base_and_already(entry)[1]
 
+    def _state(self, entry: LedgerEntry) -> tuple[tuple[LedgerEntry, ...], list]:
+        """``(base entries, [largest total count known to fit, smallest known not to fit or None])``."""
+        base, _ = self._base_and_already(entry)
+        key = (_key(base), _key([entry.with_count(1)]))
+        return base, self._capacity.setdefault(key, [0, None])
+
+    def _ok(self, base, entry: LedgerEntry, n: int) -> bool:
+        eps = compute_epsilon([*base, entry.with_count(n)], self.delta, self.accountant)
+        return eps <= self.epsilon * (1 + _TOL)
+
+    def _fits(self, entry: LedgerEntry, need: int) -> bool:
+        """Does a total count ``need`` of ``entry`` (after the other entries) fit? Lazy bisection: one-step charges
+        probe ahead (doubling, then halving the gap to the known failure), so T steps cost O(log T) accountant
+        calls; a bulk charge costs one."""
+        base, st = self._state(entry)
+        if need <= st[0]:
+            return True
+        if st[1] is not None and need >= st[1]:
+            return False
+        if entry.count == 1:
+            probe = 2 * max(st[0], need) if st[1] is None else max(need, (st[0] + st[1]) // 2)
+        else:
+            probe = need
+        if self._ok(base, entry, probe):
+            st[0] = max(st[0], probe)
+            return True
+        st[1] = probe if st[1] is None else min(st[1], probe)
+        if probe == need:
+            return False
+        if self._ok(base, entry, need):
+            st[0] = max(st[0], need)
+            return True
+        st[1] = min(st[1], need)
+        return False
+
     def _max_total(self, entry: LedgerEntry) -> int:
         """Largest total count N of ``entry`` after the ledger's other entries that stays within budget."""
         if math.isinf(self.epsilon):
             return 2**62
-        base, _ = self._base_and_already(entry)
-        key = (_key(base), _key([entry.with_count(1)]))
-        if key not in self._capacity:
-            self._capacity[key] = self._search_max_total(base, entry)
-        return self._capacity[key]
-
-    def _search_max_total(self, base: tuple[LedgerEntry, ...], entry: LedgerEntry) -> int:
-        def ok(n: int) -> bool:
-            eps = compute_epsilon([*base, entry.with_count(n)], self.delta, self.accountant)
-            return eps <= self.epsilon * (1 + _TOL)
-
-        if not ok(1):
-            return 0
-        # Start the doubling from the RDP answer when the PLD decides (RDP is cheap and almost always looser).
-        lo = 1
-        if self.accountant == "pld":
-            rdp_ok = lambda n: compute_epsilon([*base, entry.with_count(n)], self.delta, "rdp") <= self.epsilon  # noqa: E731
-            guess = _largest(rdp_ok, 1)
-            if guess > 1 and ok(guess):
-                lo = guess
-        return _largest(ok, lo)
+        base, st = self._state(entry)
+        if st[1] is not None and st[1] == st[0] + 1:
+            return st[0]
+        ok = lambda n: self._ok(base, entry, n)  # noqa: E731
+        lo = st[0]
+        if lo == 0:
+            if not ok(1):
+                st[1] = 1
+                return 0
+            lo = 1
+        hi = st[1]
+        if hi is None:
+            hi = max(2, lo * 2)
+            while ok(hi):
+                lo, hi = hi, hi * 2
+                if hi > 2**40:
+                    st[0] = lo
+                    return lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+        st[0], st[1] = lo, hi
+        return lo
 
     # ----------------------------------------------------------------------------------------------- stage split
     def split(self, fractions: Mapping[str, float]) -> dict[str, "Budget"]:
@@ -223,18 +263,3 @@ class Budget:
         return (f"Budget(epsilon={self.epsilon:g}, delta={self.delta:g}, adjacency={self.adjacency.name!r}, "
                 f"accountant={self.accountant!r}, entries={len(self.ledger)})")
 
-
-def _largest(ok, lo: int, limit: int = 2**40) -> int:
-    """Largest n >= lo with ok(n), given ok(lo) and ok monotone (True then False)."""
-    hi = max(2, lo * 2)
-    while ok(hi):
-        lo, hi = hi, hi * 2
-        if hi > limit:
-            return limit
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
