@@ -14,7 +14,8 @@ bounds ONE example's contribution in units of :math:`\\Delta` (1 whenever every 
 as the accountants expect: adding/removing that example moves the sum by at most :math:`\\Delta`, and
 ``neighboring="replace_one"`` makes the accountant analyse a substitution (the two versions up to
 :math:`2\\Delta` apart) — do NOT also double ``sensitivity`` for replace-one. One privacy unit touching several
-examples is ``group_size``. The probes in ``tests/dpsgd`` check these bounds. Noise is drawn in float64 from a ``torch.Generator``
+examples is ``group_size``. The probes in ``tests/dpsgd`` check these bounds.
+Noise is drawn in float64 from a ``torch.Generator``
 seeded by :func:`graphrelease.privacy.noise.secure_generator`; the denominator is the public expected batch size
 ``sampler.expected_batch_size``, never the realised one.
 
@@ -231,7 +232,9 @@ class DPSGDTrainer:
         if self.noise_multiplier > 0:
             self.budget.charge(self.ledger_entry(1))  # raises before anything private is computed
         indices = self.sampler.sample()
-        summed = clipped_grad_sum(self.model, self.loss_fn, examples, indices, self.clipping, chunk_size=self.chunk_size)
+        summed = clipped_grad_sum(
+            self.model, self.loss_fn, examples, indices, self.clipping, chunk_size=self.chunk_size
+        )
         std = self.noise_multiplier * self.clipping.bound
         noise = gaussian_noise_like(summed, std, self.noise_generator) if std > 0 else None
         denom = self.sampler.expected_batch_size

@@ -36,7 +36,7 @@ def test_flat_clipping_bounds_norms_and_keeps_small_gradients():
     small = raw < c * 0.999
     assert small.any() and (~small).any()
     torch.testing.assert_close(after[small], raw[small], rtol=1e-5, atol=0)
-    torch.testing.assert_close(after[~small], torch.full_like(after[~small], c), rtol=1e-5, atol=0)
+    torch.testing.assert_close(after[~small], torch.full_like(after[~small], c), rtol=3e-5, atol=0)
 
 
 def test_clip_and_sum_equals_sum_of_clipped():

@@ -41,7 +41,8 @@ def test_node_mlp_under_node_adjacency_has_sensitivity_C(cora_small):
         chosen = coupled_poisson_mask(np.arange(g.num_nodes), 0.5, rng) & present
         x = torch.from_numpy(np.asarray(g.dense_features(), dtype=np.float64))
         y = torch.from_numpy(np.where(present, g.labels, 0))
-        return clipped_grad_sum(model, loss, (x, y), torch.from_numpy(np.flatnonzero(chosen)), FlatClipping(max_grad_norm=C))
+        batch = torch.from_numpy(np.flatnonzero(chosen))
+        return clipped_grad_sum(model, loss, (x, y), batch, FlatClipping(max_grad_norm=C))
 
     r = probe_sensitivity(query, cora_small, node_neighbours, C, draws=40, rng=np.random.default_rng(0))
     assert_within(r)

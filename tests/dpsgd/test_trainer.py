@@ -95,7 +95,8 @@ def test_noise_has_the_declared_standard_deviation():
     t = DPSGDTrainer(model, zero_loss, torch.optim.SGD(model.parameters(), lr=1.0),
                      sampler=PoissonSampler(dataset_size=n, sample_rate=q, rng=rng),
                      clipping=FlatClipping(max_grad_norm=c), noise_multiplier=sigma,
-                     budget=Budget(epsilon=50.0, delta=1e-5, adjacency="node", accountant="rdp"), stage="noise", noise_generator=tgen)
+                     budget=Budget(epsilon=50.0, delta=1e-5, adjacency="node", accountant="rdp"), stage="noise",
+                     noise_generator=tgen)
     t.step(torch.randn(n, 100))
     update = -model.weight.detach().double().numpy().ravel()
     expected = sigma * c / (q * n)
@@ -125,7 +126,8 @@ def test_fixed_size_sampler_requires_replace_one(cora_nodes):
     model = _mlp(cora_nodes[0].shape[1])
     kwargs = dict(sampler=FixedSizeSampler(dataset_size=300, batch_size=30, rng=rng),
                   clipping=FlatClipping(max_grad_norm=1.0), noise_multiplier=4.0,
-                  budget=Budget(epsilon=5.0, delta=1e-5, adjacency="node", accountant="rdp"), stage="wor", noise_generator=tgen)
+                  budget=Budget(epsilon=5.0, delta=1e-5, adjacency="node", accountant="rdp"), stage="wor",
+                  noise_generator=tgen)
     with pytest.raises(OptionError, match="replace_one"):
         DPSGDTrainer(model, _ce, torch.optim.SGD(model.parameters(), lr=0.1), **kwargs)
     t = DPSGDTrainer(model, _ce, torch.optim.SGD(model.parameters(), lr=0.1), neighboring="replace_one", **kwargs)
@@ -138,13 +140,15 @@ def test_fixed_size_sampler_requires_replace_one(cora_nodes):
 
 def test_zero_noise_needs_an_unlimited_budget(cora_nodes):
     with pytest.raises(OptionError, match="unlimited"):
-        _trainer(_mlp(cora_nodes[0].shape[1]), Budget(epsilon=1.0, delta=1e-5, adjacency="node", accountant="rdp"), sigma=0.0)
+        budget = Budget(epsilon=1.0, delta=1e-5, adjacency="node", accountant="rdp")
+        _trainer(_mlp(cora_nodes[0].shape[1]), budget, sigma=0.0)
 
 
 def test_seeded_runs_reproduce_and_unseeded_runs_differ(cora_nodes):
     def run(seed):
         model = _mlp(cora_nodes[0].shape[1])
-        _trainer(model, Budget(epsilon=5.0, delta=1e-5, adjacency="node", accountant="rdp"), seed=seed).train(cora_nodes, steps=2)
+        budget = Budget(epsilon=5.0, delta=1e-5, adjacency="node", accountant="rdp")
+        _trainer(model, budget, seed=seed).train(cora_nodes, steps=2)
         return torch.cat([p.detach().ravel() for p in model.parameters()])
 
     assert torch.equal(run(3), run(3))
