@@ -19,7 +19,16 @@ Mechanism names understood by the accountants (see ``docs/privacy.md`` for each 
 ``exponential``               params: epsilon (per selection; pure DP, bounded range)
 ``gumbel_topk``               params: epsilon (per selection), k (selections, one-shot Gumbel top-k)
 ``joint_convexity_gaussian``  params: noise_multiplier, pair_rate (PRIVACY.md option B)
-``relational_coupled``        params of Theorem 3 of the relational-learning seed
+``relational_coupled``        params of Theorem 3 of the relational-learning seed: noise_multiplier, sample_rate
+                              (positive edges, Poisson), num_negatives, degree_cap, num_nodes, num_edges,
+                              clipping (freq|standard)
+
+Meaning of ``sensitivity`` per analysis (see ``graphrelease.privacy.accountants``): for ``gaussian`` the L2 distance
+between the two neighbours' query values; for ``subsampled_gaussian`` the bound on ONE example's contribution (so
+under ``replace_one`` the two versions of the changed example are up to ``2 * sensitivity`` apart — do not pass 2
+yourself); for ``joint_convexity_gaussian`` the per-example bound, the pair distance being ``2 * sensitivity``.
+``group_size > 1`` is handled by the accountant (Gaussian: distance times g; Poisson: super-example with rate
+``1-(1-q)^g`` and bound ``g * sensitivity``; WOR, joint convexity and relational refuse it).
 """
 
 from __future__ import annotations
