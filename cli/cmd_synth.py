@@ -57,7 +57,7 @@ def synth(
     key: Optional[Path] = typer.Option(None, "--key", help="Where to write the input-binding key (default "
                                                            "<out>.key, outside the release)."),
     nodes: Optional[int] = typer.Option(None, "--nodes", help="Node count of generated graphs."),
-    accountant: str = typer.Option("pld", "--accountant", help="pld (tighter) or rdp."),
+    accountant: str = typer.Option("rdp", "--accountant", help="rdp (default, fast) or pld (tighter, slower)."),
     fmt: str = typer.Option("csv", "--format", help="Graph file format in the release: csv, npz, graphml."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
                                                             "uncertified."),

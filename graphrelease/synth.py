@@ -104,23 +104,6 @@ def _generator_kwargs(cls: type, mode: str | None, seed: int | None, options: di
     return kwargs
 
 
-def _write_key(key_path: Path) -> bytes:
-    key = os.urandom(32)
-    key_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(str(key_path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key.hex().encode() + b"\n")
-    return key
-
-
-def _read_key(key_path: Path) -> bytes:
-    try:
-        text = key_path.read_text().strip()
-        return bytes.fromhex(text)
-    except (OSError, ValueError) as err:
-        raise OptionError(f"--key {key_path}: cannot read a hex HMAC key ({err})") from err
-
-
 def synthesize(
     input_path_or_data: Any,
     *,
@@ -136,7 +119,7 @@ def synthesize(
     key_path: str | Path | None = None,
     seed: int | None = None,
     progress: ProgressFn | None = None,
-    accountant: str = "pld",
+    accountant: str = "rdp",
     num_nodes: int | None = None,
     graph_format: str = "csv",
     options: dict[str, Any] | None = None,
@@ -169,6 +152,10 @@ def synthesize(
         and ``guarantee: none``.
     progress:
         ``progress(stage, done, total, epsilon_spent)`` callback (the CLI draws a progress bar from it).
+    accountant:
+        ``"rdp"`` (default) or ``"pld"``. Deep generators calibrate with RDP either way; with ``"pld"`` the
+        certificate reports the (smaller) PLD epsilon, but every budget charge runs a PLD capacity search, which
+        costs tens of seconds per ledger entry on this class of machine.
     num_nodes:
         Node count of the generated graphs (default: as the fitted model says).
 
@@ -284,7 +271,7 @@ def _write_graphs(w, graphs: list[Graph], graph_format: str) -> list[str]:
 def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, generator: Any, method: str,
                    mode: str | None, budget: Any, data: Graph | GraphCollection, key_file: Path, used_seed: bool,
                    graph_format: str, extra_public: dict | None) -> dict:
-    from graphrelease.privacy.binding import input_hmac
+    from graphrelease.privacy.binding import input_hmac, write_key
     from graphrelease.privacy.certificate import build_certificate
     from graphrelease.release import ReleaseWriter
 
@@ -295,7 +282,7 @@ def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, 
         model_files = [p.relative_to(w.staging_dir).as_posix() for p in fitted.save(model_dir)]
         w.write_json(GENERATOR_FILE, {"method": method, "mode": mode, "fitted_class": _fitted_ref(fitted)})
         released = [*graph_files, *model_files, GENERATOR_FILE]
-        key = _write_key(key_file)
+        key = write_key(key_file)
         binding = input_hmac(data, key)
         public = dict(getattr(fitted, "public_assumptions", {}) or {})
         public.update(extra_public or {})
@@ -375,14 +362,18 @@ def sample_release(release_dir: str | Path, num_graphs: int, out: str | Path, *,
             cert = json.loads(json.dumps(original))
             cert["artifacts"] = artifacts
             cert["released"] = [*graph_files, *model_files, GENERATOR_FILE]
-            cert["post_processing"] = {
+            post = {
                 "source_certificate_sha256": source_hash,
                 "note": "graphs drawn from the released model without reading the input; post-processing of a "
                         "DP release costs no privacy budget",
                 "num_graphs": len(graphs),
             }
-            if used_seed:
-                cert["post_processing"]["reproducible_seed_used"] = True
+            if used_seed:  # sampling randomness only: the DP noise of the source release is unaffected
+                post["fixed_sampling_randomness"] = True
+            extra = dict(cert.get("extra") or {})
+            extra["num_graphs"] = len(graphs)
+            extra["post_processing"] = post
+            cert["extra"] = extra
             holder["cert"] = cert
             return cert
 
