@@ -16,7 +16,10 @@ its degree correction keeps hubs. Three releases, basic sequential composition:
      clusters) compete in one exponential mechanism (``select_fraction`` of epsilon) whose utility is
      :math:`m\,Q(G, P) = e_{\mathrm{in}}(P) - \sum_C \mathrm{vol}_C^2 / (4m)` (modularity in edge units; one edge
      changes it by at most 4, see :func:`modularity_utility`); a single candidate is used as is; with no public node
-     data it falls back to ``"dp"``.
+     data it falls back to ``"degree_classes"``.
+   * ``"degree_classes"`` — release per-node degrees (Laplace, sensitivity 2) and use log-binned noisy degrees as
+     blocks (a coarse dK-2 with degree correction that keeps node identity); measured better than ``"dp"`` on
+     Facebook (Louvain NMI 0.15 vs 0.03 at epsilon 1), so it is the fallback.
 
 2. **Block edge counts** :math:`B_{rs}` (upper triangle with diagonal; each edge in exactly one cell, L1 sensitivity
    1): :math:`\mathrm{Lap}(1/\varepsilon_B)`, norm-sub post-processing.
@@ -114,9 +117,12 @@ class FittedDCSBM(ReleasedParams):
         deg = np.empty(n)
         starts = np.searchsorted(labels[block_order], np.arange(k))
         ends = np.searchsorted(labels[block_order], np.arange(k), side="right")
-        for b in range(k):
-            nodes = block_order[starts[b]:ends[b]]
-            deg[rng.permutation(nodes)] = sorted_deg[starts[b]:ends[b]]
+        if "node_order" in self.arrays:  # per-node released degrees (degree_classes): keep node identity
+            deg[self.arrays["node_order"].astype(np.int64)] = sorted_deg
+        else:
+            for b in range(k):
+                nodes = block_order[starts[b]:ends[b]]
+                deg[rng.permutation(nodes)] = sorted_deg[starts[b]:ends[b]]
         iu, ju = np.triu_indices(k)
         counts = self.arrays["block_counts"].astype(np.int64)
         keys = sample_block_edges(n, labels, deg, iu, ju, counts, rng)
@@ -135,9 +141,9 @@ class DPDCSBM(GraphGenerator):
     def __init__(self, *, partition: str = "auto", num_blocks: int = 16, partition_fraction: float = 0.5,
                  count_fraction: float = 0.2, select_fraction: float = 0.05, group_size: int = 20,
                  resolution: float = 1.0, seed: int | None = None) -> None:
-        if partition not in ("auto", "public_labels", "public_features", "dp"):
+        if partition not in ("auto", "public_labels", "public_features", "dp", "degree_classes"):
             raise OptionError(
-                f"partition must be auto, public_labels, public_features or dp, got {partition!r}")
+                f"partition must be auto, public_labels, public_features, dp or degree_classes, got {partition!r}")
         if not (0.0 < partition_fraction < 1.0):
             raise OptionError(f"partition_fraction must be in (0, 1), got {partition_fraction}")
         if not (0.0 < count_fraction < 1.0):
@@ -175,7 +181,34 @@ class DPDCSBM(GraphGenerator):
             return self.partition
         has_labels = graph.labels is not None and np.any(graph.labels >= 0)
         has_features = graph.features is not None and graph.num_features >= 2
-        return "public_select" if (has_labels or has_features) else "dp"
+        return "public_select" if (has_labels or has_features) else "degree_classes"
+
+    def _fit_degree_classes(self, graph: Graph, budget: Any, rng: np.random.Generator, eps: float,
+                            public: dict, used_seed: bool) -> FittedDCSBM:
+        """Blocks = log-binned DP per-node degrees (a coarse dK-2 with degree correction, node identity kept)."""
+        n = graph.num_nodes
+        e_counts = eps * self.count_fraction
+        noisy_deg = charge_laplace(budget, rng, graph.degrees().astype(np.float64), epsilon=eps - e_counts,
+                                   sensitivity=2.0, stage="dp_dcsbm.node_degrees", proof=PROOF,
+                                   note="per-node degrees, L1 sensitivity 2")
+        deg = np.clip(noisy_deg, 0.0, n - 1)
+        # Public bin edges 0, 1, 2, 3, then ratio 1.5: the classes are post-processing of the released degrees.
+        edges = [0.5, 1.5, 2.5, 3.5]
+        while edges[-1] < n:
+            edges.append(edges[-1] * 1.5)
+        labels = relabel(np.searchsorted(np.asarray(edges), deg))
+        k = int(labels.max()) + 1
+        noisy_counts = charge_laplace(budget, rng, group_pair_counts(graph, labels, k), epsilon=e_counts,
+                                      sensitivity=1.0, stage="dp_dcsbm.block_counts", proof=PROOF,
+                                      note=f"{k}x{k} degree-class pair edge counts (upper triangle with diagonal)")
+        # Per-node weights need no permutation: store them sorted within blocks with an identity order flag.
+        order = np.lexsort((np.arange(n), labels))
+        return FittedDCSBM(
+            n, {"labels": labels, "block_counts": norm_sub(noisy_counts), "block_degrees": deg[order],
+                "node_order": order},
+            {"partition": "degree_classes", "count_fraction": self.count_fraction},
+            public_assumptions=public, reproducible_seed_used=used_seed,
+        )
 
     def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedDCSBM:
         graph = require_single_graph(data, self.name)
@@ -207,6 +240,8 @@ class DPDCSBM(GraphGenerator):
             labels = relabel(np.where(lab >= 0, lab, lab.max() + 1))
         elif mode == "public_features":
             labels = public_feature_partition(graph, self.num_blocks, rng)
+        elif mode == "degree_classes":
+            return self._fit_degree_classes(graph, budget, rng, eps, public, used_seed)
         else:
             e_part = eps * self.partition_fraction
             labels, share = noisy_supergraph_partition(

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from graphrelease.graph import Graph
 from graphrelease.privacy.accountants import compute_epsilon
 from graphrelease.privacy.budget import Budget
+from graphrelease.privacy.proofs import missing_proofs
 
 _CACHE: dict[str, Graph] = {}
 
@@ -54,6 +55,8 @@ def check_budget_spent_exactly(budget: Budget, epsilon: float) -> None:
     # PLD of pure-DP mechanisms at delta > 0 is below basic composition but not far below (same mechanisms).
     assert pld >= 0.5 * epsilon
     assert budget.ledger.sound
+    # Every entry points at a proof sketch in docs/privacy.md (a certificate can then say "proved").
+    assert missing_proofs(budget.ledger) == []
 
 
 def triu_cells(graph: Graph) -> np.ndarray:

@@ -100,3 +100,33 @@ def test_modularity_utility_probe(cora):
         res = probe_sensitivity(lambda g, _r: np.array([modularity_utility(g, labels)]), sub, edge_neighbours,
                                 MODULARITY_UTILITY_SENSITIVITY, draws=150, rng=rng, norm="l1")
         assert_within(res)
+
+
+def test_degree_classes_partition(cora):
+    budget = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+    fitted = DPDCSBM(partition="degree_classes").fit(cora, budget)
+    check_budget_spent_exactly(budget, 1.0)
+    assert [e.stage for e in budget.ledger] == ["dp_dcsbm.node_degrees", "dp_dcsbm.block_counts"]
+    assert [e.sensitivity for e in budget.ledger] == [2.0, 1.0]
+    assert set(fitted.public_assumptions) == {"num_nodes"}
+    labels = fitted.arrays["labels"]
+    (g,) = fitted.sample(1, rng=np.random.default_rng(0))
+    sizes = np.bincount(labels)
+    iu, ju = np.triu_indices(labels.max() + 1)
+    cap = np.where(iu == ju, sizes[iu] * (sizes[iu] - 1) // 2, sizes[iu] * sizes[ju])
+    # Exact counts unless the degree weights concentrate a pair beyond what 40 rounds of redraws can place.
+    got, want = _block_counts_of(g, labels), np.minimum(fitted.arrays["block_counts"], cap)
+    assert np.all(got <= want) and got.sum() >= 0.99 * want.sum()
+    # Classes are log-binned released degrees: higher class, higher released degree (post-processing only).
+    deg = np.empty(cora.num_nodes)
+    deg[fitted.arrays["node_order"]] = fitted.arrays["block_degrees"]
+    means = np.array([deg[labels == c].mean() for c in range(labels.max() + 1)])
+    assert np.all(np.diff(means) > 0)
+
+
+def test_per_node_degree_probe(cora):
+    sub = small_subgraph(cora, 400)
+    res = probe_sensitivity(lambda g, _r: g.degrees().astype(float), sub, edge_neighbours, 2.0, draws=100,
+                            rng=np.random.default_rng(9), norm="l1")
+    assert_within(res)
+    assert res.max_ratio == 1.0
