@@ -34,6 +34,9 @@ def audit(
                                                              "this many times, half with a canary edge, and report a "
                                                              "lower bound on epsilon (0 = off; 200+ for a useful "
                                                              "bound)."),
+    refit_attack: bool = typer.Option(False, "--refit-attack", help="Seed link-inference protocol: hide 20% of "
+                                                                    "the edges, re-fit each release's method on "
+                                                                    "the rest, predict the hidden links."),
     canary_nodes: int = typer.Option(300, "--canary-nodes", help="Canary audit on the induced subgraph of at most "
                                                                  "this many highest-degree nodes."),
     seed: int = typer.Option(0, "--seed", help="Seed of the audit's own sampling (the audit is internal)."),
@@ -67,7 +70,8 @@ def audit(
             progress.update(bar, description=stage, completed=done, total=total)
 
         result = run_audit(orig, list(release), tasks=tasks, attacks=attacks, motif_size=motif_size, seed=seed,
-                           fast=fast, canary_runs=canary_runs, canary_max_nodes=canary_nodes, progress=on_stage)
+                           fast=fast, canary_runs=canary_runs, canary_max_nodes=canary_nodes,
+                           refit_attack=refit_attack, progress=on_stage)
     written = write_report(result, report, release_dirs=release, plots=not no_plots)
     if as_json:
         from graphrelease.report.render import render_json

@@ -411,8 +411,23 @@ def _released_model_scorer(rel: ReleaseInput, original: Graph, result: AuditResu
     return lambda pairs: canary_scores_from_fitted(fitted, original, pairs, rng, samples=1)
 
 
+def _method_factory(rel: ReleaseInput) -> Callable[[], Any] | None:
+    """Constructor of the release's method (from its certificate), or None when it is not a registered generator."""
+    import inspect
+
+    from graphrelease.generators import GENERATORS
+
+    if rel.method is None or rel.method not in GENERATORS or rel.epsilon is None or rel.delta is None:
+        return None
+    cls = GENERATORS.get(rel.method)
+    kwargs = {}
+    if rel.mode and "mode" in inspect.signature(cls.__init__).parameters:
+        kwargs["mode"] = rel.mode
+    return lambda: cls(**kwargs)
+
+
 def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attacks: Sequence[str], *, seed: int,
-                  edge_scorers: dict[str, Callable[[np.ndarray], np.ndarray]]) -> None:
+                  edge_scorers: dict[str, Callable[[np.ndarray], np.ndarray]], refit: bool = False) -> None:
     from graphrelease.audit import attacks as atk
 
     rng = np.random.default_rng(seed)
@@ -427,6 +442,22 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
         out["link_inference_reference"] = atk.link_inference_on_release(
             original, original, method="adamic_adar", alignment="identity", rng=np.random.default_rng(seed),
             label="original")
+        make = _method_factory(rel) if refit else None
+        if refit and make is None:
+            result.notes.append(f"{rel.label}: hidden-link attack skipped (certificate names no registered "
+                                "generator with epsilon and delta to re-fit)")
+        if make is not None:
+            from graphrelease.privacy.budget import Budget
+
+            def release_fn(train: Graph) -> Graph:
+                fitted = make().fit(train, Budget(epsilon=rel.epsilon, delta=rel.delta, adjacency="edge"))
+                return fitted.sample(1, num_nodes=train.num_nodes, rng=np.random.default_rng(seed))[0]
+
+            # The seed's protocol: hide 20% of the edges, re-fit the method on the rest, align by degree rank
+            # (released graphs are anonymous), score the hidden edges by proximity in the new release.
+            out["link_inference_hidden"] = atk.link_inference_attack(
+                original, release_fn, hidden_fraction=0.2, method="adamic_adar", alignment="degree", rng=rng,
+                label=rel.label).to_dict()
     if "membership" in attacks and original.num_edges:
         k = min(5000, original.num_edges)
         members = original.edges[rng.choice(original.num_edges, size=k, replace=False)]
@@ -443,19 +474,13 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
 def _canary_audit_stage(result: AuditResult, original: Graph, rel: ReleaseInput, *, runs: int, max_nodes: int,
                         seed: int, progress: ProgressFn) -> None:
     """Re-fit the release's method (from its certificate) with and without canary edges; see audit.empirical."""
-    import inspect
-
     from graphrelease.audit.empirical import generator_train_and_score, run_canary_audit
-    from graphrelease.generators import GENERATORS
 
-    if rel.method is None or rel.method not in GENERATORS or rel.epsilon is None or rel.delta is None:
+    make = _method_factory(rel)
+    if make is None:
         result.notes.append(f"{rel.label}: canary audit skipped (certificate names no registered generator with "
                             "epsilon and delta)")
         return
-    cls = GENERATORS.get(rel.method)
-    kwargs = {}
-    if rel.mode and "mode" in inspect.signature(cls.__init__).parameters:
-        kwargs["mode"] = rel.mode
     graph = original
     if graph.num_nodes > max_nodes:
         top = np.sort(np.argsort(-graph.degrees(), kind="stable")[:max_nodes])
@@ -464,7 +489,7 @@ def _canary_audit_stage(result: AuditResult, original: Graph, rel: ReleaseInput,
                             "nodes (re-fitting the method many times on the whole graph is too costly)")
     claimed = rel.epsilon  # the stated epsilon, also when the guarantee is none: the audit tests that statement
     res = run_canary_audit(
-        graph, generator_train_and_score(lambda: cls(**kwargs), epsilon=rel.epsilon, delta=rel.delta),
+        graph, generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta),
         runs=runs, delta=rel.delta, claimed_epsilon=claimed, rng=np.random.default_rng(seed),
         label=f"{rel.label} (re-fitted {rel.method}{'/' + rel.mode if rel.mode else ''})",
         progress=lambda done, total: progress(f"canary audit {rel.label}: run {done}/{total}", done, total),
@@ -486,6 +511,7 @@ def run_audit(
     motif_size: int = 4,
     canary_runs: int = 0,
     canary_max_nodes: int = 300,
+    refit_attack: bool = False,
     seed: int = 0,
     fast: bool = False,
     progress: ProgressFn | None = None,
@@ -510,6 +536,9 @@ def run_audit(
         ``{release label: score(pairs)}`` for membership attacks on released models (``edge_probabilities``).
     motif_size:
         Largest graphlet size counted (4 by default; 5 adds the 21 five-node graphlets and costs much more).
+    refit_attack:
+        Also run the seed's hidden-link protocol: hide 20% of the edges, re-fit the release's method (from its
+        certificate) on the rest, align by degree, and score the hidden edges.
     canary_runs:
         When > 0, an empirical privacy audit per release: its certificate's method is re-fitted ``canary_runs``
         times (half with a canary edge) on the original (at most ``canary_max_nodes`` highest-degree nodes).
@@ -597,7 +626,8 @@ def run_audit(
                 result.notes.append("structure attacks skipped: they need one large graph with node identities")
             else:
                 for r in rels:
-                    _attack_stage(result, orig, r, attacks, seed=seed, edge_scorers=edge_scorers or {})
+                    _attack_stage(result, orig, r, attacks, seed=seed, edge_scorers=edge_scorers or {},
+                                  refit=refit_attack)
         elif stage == "empirical":
             for e in empirical:
                 result.empirical.append(e.to_dict() if hasattr(e, "to_dict") else dict(e))

@@ -106,6 +106,8 @@ def attack_roc(attacks: dict[str, dict[str, Any]]) -> bytes | None:
     for label, res in attacks.items():
         if "link_inference" in res:
             curves.append((f"{label}", res["link_inference"], False))
+        if "link_inference_hidden" in res:
+            curves.append((f"{label} (hidden links, re-fitted)", res["link_inference_hidden"]["release"], False))
         if "membership_model" in res:
             curves.append((f"{label} (model scores)", res["membership_model"], False))
         if "link_inference_reference" in res and not reference_done:

@@ -157,10 +157,18 @@ def test_canary_audit_refits_the_release_method(tmp_path, citeseer_lcc):
     rel = make_release_dir(tmp_path / "rr", [random_like(g, 9)], epsilon=2.0, method="randomized_response",
                            mode="symmetric")
     unknown = make_release_dir(tmp_path / "unk", [random_like(g, 8)], epsilon=1.0, method="no_such_method")
-    res = run_audit(g, [rel, unknown], tasks=(), attacks=(), canary_runs=200, canary_max_nodes=60)
+    res = run_audit(g, [rel, unknown], tasks=(), attacks=("link_inference",), canary_runs=200, canary_max_nodes=60,
+                    refit_attack=True)
     (e,) = res.empirical
     assert e["runs"] == 200 and e["claimed_epsilon"] == 2.0 and e["guarantee"] == "proved"
     assert e["epsilon_lower"] <= 2.0 and not e["violation"]
     assert "randomized_response/symmetric" in e["label"]
     assert any("canary audit skipped" in n for n in res.notes)
     assert any("60 highest-degree" in n for n in res.notes)
+    # The seed's hidden-link protocol on the re-fitted randomized response (eps=2 leaks each cell with likelihood
+    # ratio e): weaker than the same attack on the training graph itself, which is well above chance.
+    hidden = res.attacks[load_release(rel).label]["link_inference_hidden"]
+    assert hidden["hidden_edges"] == round(0.2 * g.num_edges) and hidden["alignment"] == "degree"
+    assert 0.4 < hidden["release"]["auc"] < hidden["reference"]["auc"]
+    assert hidden["reference"]["auc"] > 0.65
+    assert any("hidden-link attack skipped" in n for n in res.notes)
