@@ -68,6 +68,12 @@ def test_paper_mode_needs_allow_uncertified(cora_small, tmp_path):
     g = cora_small.induced_subgraph(np.arange(60))
     with pytest.raises(UncertifiedError, match="allow-uncertified"):
         synthesize(g, method="dpgvae", mode="paper", epsilon=1.0, out=tmp_path / "p")
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.slow
+def test_paper_mode_release_says_guarantee_none(cora_small, tmp_path):
+    g = cora_small.induced_subgraph(np.arange(60))
     r = synthesize(g, method="dpgvae", mode="paper", epsilon=5.0, out=tmp_path / "p", allow_uncertified=True,
                    options={"steps": 2, "paper_sample_rate": 0.5})
     assert r.guarantee == "none"
@@ -95,6 +101,7 @@ def test_infeasible_budget_message(cora_small, tmp_path):
     assert not (tmp_path / "b").exists()
 
 
+@pytest.mark.slow
 def test_collection_in_collection_out(data_dir, tmp_path):
     coll = read_graph(data_dir / "collections" / "IMDB-MULTI").data.subset(list(range(10)))
     r = synthesize(coll, method="dpggan", epsilon=3.0, num_graphs=3, out=tmp_path / "c", adjacency="graph",
