@@ -15,9 +15,12 @@ of the clipping bound) whatever the policy.
                       example :math:`i` is clipped to :math:`C / f_i` where :math:`f_i \\ge 1` is the occurrence
                       frequency factor of the entities it involves. With :math:`f_i` = the largest (capped) number of
                       sampled tuples any entity of tuple :math:`i` occurs in, the tuples that contain one entity
-                      :math:`v` add up to at most :math:`f_v \\cdot C / f_v = C`. The frequencies are supplied by the
-                      caller (the relational model owns the entity structure and its Theorem-3 accounting); this
-                      class applies them exactly. ``bound`` stays :math:`C` (one example, frequency 1).
+                      :math:`v` add up to at most :math:`f_v \\cdot C / f_v = C` -- but frequencies computed from the
+                      private data also change for OTHER tuples when :math:`v` is removed (their thresholds rise), so
+                      that is not the entity-level sensitivity; see ``docs/privacy.md#dp-sgd-freq-clip``. The
+                      frequencies are supplied by the caller (the relational model owns the entity structure, the
+                      sensitivity and the Theorem-3 accounting); this class applies them exactly. ``bound`` stays
+                      :math:`C` (one example, frequency 1).
 
 The factor is :math:`\\min(1, C / (\\|g\\|(1 + 10^{-5}) + 10^{-6}))` (the margin covers float32 norm and rounding
 error) and clipped sums accumulate in float64: every clipped norm stays strictly below its threshold in floating
