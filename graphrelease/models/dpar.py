@@ -1,0 +1,292 @@
+r"""DPAR: decoupled GNN with differentially private approximate personalized PageRank (Zhang, Xu, Ma, Xiong,
+"Decoupled GNN with Differentially Private Approximate Personalized PageRank", 2024; reference Emory-AIMS/DPAR).
+
+Two stages, one budget, one ledger:
+
+1. **DP-APPR** (:mod:`graphrelease.models.appr`): clipped ISTA APPR rows of ``M`` source nodes (the training nodes,
+   or a subset drawn with the public split seed), released as a sparse top-K matrix :math:`\tilde\Pi` by ``GM``,
+   ``EM0`` or ``EM1``. Every row may change when one edge/node changes; the sensitivities come from clipping.
+2. **Classifier**: an MLP on :math:`z_s = [x_s,\ (\mathrm{colclip}(\tilde\Pi) X)_s]` with X the row-normalised
+   features. :math:`\mathrm{colclip}` keeps at most ``col_cap`` entries per column (the largest) and scales each
+   column to L1 norm at most ``col_l1`` — post-processing of :math:`\tilde\Pi`, data-independent given it.
+
+   * ``edge`` adjacency: features and labels are public and :math:`\tilde\Pi` is released, so stage 2 is
+     post-processing: trained without noise, nothing charged; the whole budget goes to stage 1.
+   * ``node`` adjacency: node ``j`` enters its own example and the inputs :math:`z_s` of the at most ``col_cap``
+     rows with :math:`\tilde\Pi_{sj}\ne0`. DP-SGD with Poisson rate ``q``: the examples ``j`` touches are sampled
+     with probability at most :math:`p=1-(1-q)^{\mathrm{col\_cap}+1}` and then move the clipped sum by at most
+     :math:`(2\,\mathrm{col\_cap}+1)C` (own example added/removed: C; others replaced: 2C each). By joint convexity
+     (PRIVACY.md option B) the step costs ``joint_convexity_gaussian`` with ``pair_rate`` p and sensitivity
+     ``col_cap + 1/2`` (the entry's distance is twice the sensitivity). Stage 1 spends ``appr_fraction`` of
+     epsilon, stage 2's noise is calibrated so that the composed ledger meets the total.
+
+Inference (``predict``) computes personalized PageRank of the GIVEN graph by power iteration
+(:math:`\pi \leftarrow \alpha e_s + (1-\alpha)\pi D^{-1}A`), keeps the top-K per node and applies the released
+classifier: it reads that graph's structure, so it is inference on data the user holds, not a private release
+of it. ``embed`` therefore refuses: DPAR's private output is the trained model (``graphrelease train``).
+
+Accuracy reported after ``fit`` (test nodes via power iteration on the training graph) is for the internal report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from graphrelease.errors import OptionError
+from graphrelease.graph import Graph
+from graphrelease.models import appr
+from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.common import (
+    MLP,
+    NodeModelMixin,
+    TrainConfig,
+    adjacency_kind,
+    as_index,
+    calibrate_common_noise,
+    config_dict,
+    feature_matrix,
+    is_unlimited,
+    load_tensors,
+    make_dpsgd_trainer,
+    noise_generators,
+    public_assumptions_for,
+    row_normalize,
+    run_dpsgd,
+    save_module,
+    split_state,
+    steps_for,
+    train_nonprivate,
+    write_config,
+)
+from graphrelease.privacy.ledger import LedgerEntry
+
+
+@dataclass
+class DPARConfig:
+    mechanism: str = "EM1"
+    alpha: float = 0.25
+    rho: float = 1e-4
+    tol: float = 1e-6
+    max_iter: int = 100
+    topk: int = 16
+    clip: float = 0.3
+    num_sources: int | None = None  # default: all training nodes
+    value_fraction: float = 0.5  # EM1: share of the per-row APPR budget spent on the values
+    appr_fraction: float = 0.5  # node adjacency: share of epsilon for stage 1
+    col_cap: int = 8
+    col_l1: float = 1.0
+    power_iterations: int = 20
+    hidden: int = 64
+    layers: int = 2
+    epochs: int = 100
+    lr: float = 1e-2
+    batch_size: int = 256
+    max_grad_norm: float = 1.0
+    train_frac: float = 0.5
+    val_frac: float = 0.25
+    split_seed: int = 0
+    seed: int | None = None
+
+
+def column_clip(pi: sp.csr_matrix, *, col_cap: int, col_l1: float) -> sp.csr_matrix:
+    """Keep the ``col_cap`` largest entries of each column, then scale columns to L1 norm <= ``col_l1``."""
+    c = pi.tocsc(copy=True)
+    c.eliminate_zeros()
+    data, indptr = c.data, c.indptr
+    keep = np.ones(data.size, dtype=bool)
+    for j in range(c.shape[1]):
+        a, b = indptr[j], indptr[j + 1]
+        if b - a > col_cap:
+            vals = np.abs(data[a:b])
+            drop = np.argsort(-vals, kind="stable")[col_cap:]
+            keep[a + drop] = False
+    c.data = np.where(keep, data, 0.0)
+    c.eliminate_zeros()
+    l1 = np.asarray(np.abs(c).sum(axis=0)).ravel()
+    scale = np.minimum(1.0, col_l1 / np.maximum(l1, 1e-300))
+    return (c @ sp.diags(scale)).tocsr()
+
+
+def power_iteration_topk(graph: Graph, *, alpha: float, iterations: int, k: int, batch: int = 1024) -> sp.csr_matrix:
+    """Personalized PageRank of every node of ``graph`` by power iteration, top-``k`` per row (inference only)."""
+    n = graph.num_nodes
+    A = graph.to_csr().astype(np.float64)
+    deg = np.maximum(np.asarray(A.sum(axis=1)).ravel(), 1.0)
+    WT = (sp.diags(1.0 / deg) @ A).T.tocsr()  # (D^{-1} A)^T
+    k = min(k, n)
+    rows, cols, vals = [], [], []
+    for start in range(0, n, batch):
+        src = np.arange(start, min(n, start + batch))
+        E = np.zeros((n, src.size))
+        E[src, np.arange(src.size)] = 1.0
+        P = alpha * E
+        for _ in range(int(iterations)):
+            P = alpha * E + (1 - alpha) * (WT @ P)
+        P = P.T
+        idx = np.argpartition(-P, k - 1, axis=1)[:, :k]
+        rows.append(np.repeat(src, k))
+        cols.append(idx.ravel())
+        vals.append(np.take_along_axis(P, idx, axis=1).ravel())
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+
+
+def stage2_entry(*, noise_multiplier: float, sample_rate: float, col_cap: int, count: int) -> LedgerEntry:
+    """Node-adjacency DP-SGD step of DPAR's classifier (joint convexity over the col_cap + 1 touched examples)."""
+    pair_rate = float(-np.expm1((col_cap + 1) * np.log1p(-sample_rate))) if sample_rate < 1 else 1.0
+    return LedgerEntry(
+        mechanism="joint_convexity_gaussian", stage="dpar.classifier.dpsgd", count=count,
+        params={"noise_multiplier": float(noise_multiplier), "pair_rate": pair_rate},
+        sensitivity=col_cap + 0.5, proof="dpar-classifier",
+        note=f"node j touches its own example and <= {col_cap} aggregated inputs (column cap of the released APPR)",
+    )
+
+
+def node_example_loss(model_fn, example):
+    z, y = example
+    return nn.functional.cross_entropy(model_fn(z.unsqueeze(0)), y.unsqueeze(0))
+
+
+@MODELS.register("dpar")
+class DPAR(PrivateModel, NodeModelMixin):
+    """DP-APPR (GM / EM0 / EM1) + MLP classifier on APPR-aggregated features."""
+
+    adjacencies = frozenset({"edge", "node"})
+
+    def __init__(self, **options: Any) -> None:
+        self.config = DPARConfig(**options)
+        c = self.config
+        if c.mechanism not in appr.MECHANISMS:
+            raise OptionError(f"dpar: mechanism must be one of {appr.MECHANISMS}, got {c.mechanism!r}")
+        if not (0 < c.appr_fraction < 1) or not (0 < c.value_fraction < 1):
+            raise OptionError(f"dpar: appr_fraction and value_fraction must be in (0, 1), got {c.appr_fraction}, "
+                              f"{c.value_fraction}")
+        if c.col_cap < 1 or c.col_l1 <= 0 or c.topk < 1 or c.clip <= 0:
+            raise OptionError(f"dpar: need col_cap >= 1, col_l1 > 0, topk >= 1, clip > 0 (got {c})")
+        self.net: MLP | None = None
+        self.appr_params: appr.DPAPPRParams | None = None
+        self.noise_multiplier = 0.0
+        self.steps = 0
+
+    # ------------------------------------------------------------------ features
+    @staticmethod
+    def _features(graph: Graph) -> torch.Tensor:
+        return row_normalize(feature_matrix(graph).double()).float()
+
+    @staticmethod
+    def _aggregate(pi: sp.csr_matrix, x: torch.Tensor) -> torch.Tensor:
+        return torch.as_tensor(pi @ x.double().numpy()).float()
+
+    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "DPAR":
+        c = self.config
+        kind = adjacency_kind(budget)
+        if kind not in self.adjacencies:
+            raise OptionError(f"dpar supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
+        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
+        self.public_assumptions = public_assumptions_for(kind)
+        rng, tgen, self.used_seed = noise_generators(c.seed)
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+        sources = split.train
+        if c.num_sources is not None and c.num_sources < sources.size:
+            sources = np.sort(np.random.default_rng(c.split_seed + 1).choice(sources, c.num_sources, replace=False))
+        private = not is_unlimited(budget)
+        x = self._features(graph)
+        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+
+        # ---- stage 1: DP-APPR (charged before the APPR is computed)
+        pbar_args = dict(alpha=c.alpha, rho=c.rho, tol=c.tol, max_iter=c.max_iter, clip=c.clip)
+        if private:
+            target = budget.epsilon * (c.appr_fraction if kind == "node" else 1.0)
+            self.appr_params = appr.calibrate(
+                c.mechanism, k=c.topk, clip=c.clip, num_sources=int(sources.size), target_epsilon=target,
+                delta=budget.delta, accountant=budget.accountant, base_entries=budget.ledger.entries,
+                value_fraction=c.value_fraction)
+            for entry in appr.ledger_entries(self.appr_params):
+                budget.charge(entry)
+            pi = appr.release(appr.clipped_appr(graph, sources, **pbar_args), self.appr_params, rng)
+        else:  # non-private baseline: exact top-K of the clipped APPR
+            pbar = appr.clipped_appr(graph, sources, **pbar_args)
+            k = min(c.topk, graph.num_nodes)
+            idx = np.argpartition(-pbar, k - 1, axis=1)[:, :k]
+            pi = sp.csr_matrix((np.take_along_axis(pbar, idx, axis=1).ravel(),
+                                (np.repeat(np.arange(sources.size), k), idx.ravel())), shape=pbar.shape)
+        pi = column_clip(pi, col_cap=c.col_cap, col_l1=c.col_l1)
+        z = torch.cat([x[as_index(sources)], self._aggregate(pi, x)], dim=1)
+        ys = y[as_index(sources)]
+
+        # ---- stage 2: classifier on [x_s, (Pi X)_s]
+        self.in_dim = z.shape[1]
+        self.net = MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
+        tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        n_ex = int(sources.size)
+        if kind == "edge" or not private:
+            def loss(module, idx):
+                return nn.functional.cross_entropy(module(z[idx]), ys[idx])
+
+            train_nonprivate(self.net, loss, n_ex, tcfg, generator=tgen, progress=progress)
+        else:
+            steps, q = steps_for(c.epochs, n_ex, c.batch_size)
+
+            def entry_fn(count: int, s: float | None = None) -> LedgerEntry:
+                return stage2_entry(noise_multiplier=trainer.noise_multiplier if s is None else s, sample_rate=q,
+                                    col_cap=c.col_cap, count=count)
+
+            trainer = make_dpsgd_trainer(
+                self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=n_ex, noise_multiplier=1.0,
+                stage="dpar.classifier.dpsgd", rng=rng, noise_generator=tgen, entry_fn=lambda n: entry_fn(n),
+                proof="dpar-classifier")
+            sigma = calibrate_common_noise(lambda s: [entry_fn(steps, s)], budget)
+            trainer.noise_multiplier = sigma
+            self.noise_multiplier, self.steps = sigma, steps
+            self.net.train()
+            run_dpsgd(trainer, (z, ys), steps, progress)
+        self.net.eval()
+        self._evaluate(graph, self.predict(graph))
+        return self
+
+    @torch.no_grad()
+    def logits(self, graph: Graph) -> torch.Tensor:
+        if self.net is None:
+            raise OptionError("dpar: call fit() or load() before predict()")
+        c = self.config
+        x = self._features(graph)
+        if 2 * x.shape[1] != self.in_dim:
+            raise OptionError(f"dpar: the model expects {self.in_dim // 2} features, the graph has {x.shape[1]}")
+        pi = power_iteration_topk(graph, alpha=c.alpha, iterations=c.power_iterations, k=c.topk)
+        pi = sp.diags(1.0 / np.maximum(np.asarray(pi.sum(axis=1)).ravel(), 1e-12)) @ pi * min(1.0, c.col_l1)
+        z = torch.cat([x, self._aggregate(pi.tocsr(), x)], dim=1)
+        return self.net(z)
+
+    def predict(self, graph: Graph) -> np.ndarray:
+        return self.logits(graph).argmax(dim=1).numpy()
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        raise OptionError(
+            "dpar: embeddings of a graph need its structure (power iteration at inference), which is not a private "
+            "release; DPAR's private output is the trained model: use `graphrelease train --method dpar`"
+        )
+
+    def save(self, directory: Path) -> list[Path]:
+        if self.net is None:
+            raise OptionError("dpar: nothing to save before fit()")
+        cfg = {"method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, **config_dict(self.config)}
+        cfg.pop("seed", None)
+        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+
+    @classmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> "DPAR":
+        model = cls(**{k: v for k, v in config.items() if k in DPARConfig.__dataclass_fields__})
+        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
+        c = model.config
+        model.net = MLP(model.in_dim, c.hidden, model.num_classes, layers=c.layers)
+        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
+        model.net.eval()
+        return model
+
+
