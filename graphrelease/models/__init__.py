@@ -9,9 +9,11 @@ from graphrelease.models.base import MODELS, PrivateModel
 # One line per model module (keep sorted). Each registers itself with @MODELS.register("name").
 _MODEL_MODULES: list[str] = [
     "graphrelease.models.baselines",
+    "graphrelease.models.dpar",
     "graphrelease.models.dpdgc",
     "graphrelease.models.gap",
     "graphrelease.models.mlp",
+    "graphrelease.models.relational",
 ]
 
 for _module in _MODEL_MODULES:
