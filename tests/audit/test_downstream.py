@@ -55,6 +55,7 @@ def cora(data_dir) -> Graph:
     return _load_npz(data_dir / "single" / "cora.npz")
 
 
+@pytest.mark.slow
 def test_graph_classification_real_vs_noise(data_dir):
     full = load_tu(data_dir / "collections" / "IMDB-BINARY")
     assert len(full.graphs) == 1000
