@@ -24,6 +24,7 @@ app = typer.Typer(
 _COMMAND_MODULES = [
     "cli.cmd_audit",
     "cli.cmd_batch",
+    "cli.cmd_demo",
     "cli.cmd_budget",
     "cli.cmd_certificate",
     "cli.cmd_inspect",
