@@ -258,6 +258,9 @@ class RelationalModel(PrivateModel):
     normalised encoder output of a graph's nodes (zero-shot relation prediction on another graph)."""
 
     adjacencies = frozenset({"node", "edge"})
+    #: no node labels are used: accuracies are not defined (``graphrelease.train`` reports them as nan)
+    train_accuracy: float = float("nan")
+    test_accuracy: float = float("nan")
 
     def __init__(self, **options: Any) -> None:
         self.config = RelationalConfig(**options)
