@@ -35,7 +35,7 @@ CONFIGS = [  # (method, mode)
 ]
 
 
-def child(dataset: str, method: str, mode: str | None, epsilon: float) -> None:
+def child(dataset: str, method: str, mode: str | None, epsilon: float, epochs: float | None) -> None:
     """Run one fit + one sample; print a JSON line with timings, peak RSS and a few utility numbers."""
     import numpy as np
     import torch
@@ -51,7 +51,8 @@ def child(dataset: str, method: str, mode: str | None, epsilon: float) -> None:
     cls = GENERATORS.get(method)
     budget = Budget.unlimited("edge") if cls.non_private else Budget(
         epsilon=epsilon, delta=1e-5, adjacency="edge", accountant="rdp")
-    gen = cls(mode=mode) if mode else cls()
+    kw = {} if epochs is None else {"epochs": epochs}
+    gen = cls(mode=mode, **kw) if mode else cls(**kw)
     t = time.perf_counter()
     try:
         fitted = gen.fit(graph, budget)
@@ -112,13 +113,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=4.0)
     ap.add_argument("--datasets", default="cora,facebook,pubmed")
+    ap.add_argument("--epochs", type=float, default=None, help="override each mode's default epochs")
     ap.add_argument("--child", nargs=3, metavar=("DATASET", "METHOD", "MODE"))
     ap.add_argument("--sample100k", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "reports" / "synth_benchmark.md"))
     args = ap.parse_args()
     if args.child:
         d, m, mode = args.child
-        child(d, m, None if mode == "-" else mode, args.epsilon)
+        child(d, m, None if mode == "-" else mode, args.epsilon, args.epochs)
         return
     if args.sample100k:
         print(json.dumps(sample_100k()))
@@ -128,7 +130,8 @@ def main() -> None:
         for method, mode in CONFIGS:
             results = []
             for r in range(args.runs if dataset == "cora" else 1):
-                res = run_child(["--child", dataset, method, mode or "-", "--epsilon", str(args.epsilon)])
+                extra = [] if args.epochs is None else ["--epochs", str(args.epochs)]
+                res = run_child(["--child", dataset, method, mode or "-", "--epsilon", str(args.epsilon), *extra])
                 results.append(res)
                 print(dataset, method, mode, res, flush=True)
                 if "error" in res:
@@ -151,15 +154,17 @@ def main() -> None:
                         f"{r0['clustering']:.3f} / {r0['clustering_real']:.3f} |")
     big = run_child(["--sample100k"])
     print("100k", big, flush=True)
+    epochs_flag = "" if args.epochs is None else f" --epochs {args.epochs:g}"
+    epochs_note = "" if args.epochs is None else f", except epochs = {args.epochs:g} (time budget of this session)"
     text = f"""# Synth benchmark (GVAE family)
 
-Regenerate: `OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_synth.py --runs {args.runs} --epsilon {args.epsilon:g}`
+Regenerate: `OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_synth.py --runs {args.runs} --epsilon {args.epsilon:g}{epochs_flag}`
 
 Machine: 2 CPU cores shared by 8 concurrent sessions (timings are noisy and pessimistic). Each row is a fresh
 subprocess; fit time is the median over the runs shown (Cora: {args.runs}; Facebook and PubMed: 1 run each, for time),
 peak memory is the subprocess's maximum RSS (includes ~0.4 GB of Python + torch). Budget: epsilon {args.epsilon:g},
 delta 1e-5, edge adjacency, RDP accountant (the budget's charge with the PLD accountant adds a capacity search per
-ledger entry; see the summary). Default hyper-parameters of each mode.
+ledger entry). Hyper-parameters: each mode's defaults{epochs_note}.
 
 ## Fit time and memory
 
