@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _small import cora  # noqa: E402
+from _small import cora, small_cora  # noqa: E402
 
 from graphrelease.errors import OptionError  # noqa: E402
 from graphrelease.train import fit_model  # noqa: E402
 
 
+@pytest.mark.slow
 def test_gcn_beats_mlp_on_cora(data_dir):
     g = cora(data_dir)
     mlp = fit_model(g, "mlp", adjacency="edge", epsilon=float("inf"), options={"epochs": 60})
@@ -24,10 +25,10 @@ def test_gcn_beats_mlp_on_cora(data_dir):
 
 
 def test_sage_runs_and_predicts(data_dir):
-    g = cora(data_dir)
-    run = fit_model(g, "sage", adjacency="edge", epsilon=float("inf"), options={"epochs": 20})
+    g = small_cora(data_dir, n=400)
+    run = fit_model(g, "sage", adjacency="edge", epsilon=float("inf"), options={"epochs": 30})
     pred = run.model.predict(g)
-    assert pred.shape == (g.num_nodes,) and run.test_accuracy > 0.5
+    assert pred.shape == (g.num_nodes,) and run.test_accuracy > 0.4
 
 
 def test_baseline_refuses_finite_epsilon(data_dir):

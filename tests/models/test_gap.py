@@ -68,6 +68,7 @@ def test_node_probe_within_degree_cap(data_dir, aggregation):
         assert r.max_ratio * declared > math.sqrt(D) * 1.05
 
 
+@pytest.mark.slow
 def test_accounting_cross_check_autodp():
     """K Gaussian hops (sensitivity sqrt 2): project RDP accountant vs autodp's RDP composition."""
     from autodp.mechanism_zoo import GaussianMechanism
@@ -86,13 +87,13 @@ def test_accounting_cross_check_autodp():
 
 
 def test_fit_edge_spends_at_most_epsilon(data_dir):
-    g = cora(data_dir)
+    g = small_cora(data_dir, n=600)
     b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp")
     m = GAP(encoder_epochs=5, epochs=10, seed=None).fit(g, b)
     spent = b.spent_epsilon()
     assert 0.9 <= spent <= 1.0
     assert [e.stage for e in b.ledger] == ["gap.aggregation.sum"]
-    assert m.test_accuracy > 0.45  # 7 classes; the largest class is ~30%
+    assert m.test_accuracy > 0.4  # 7 classes; the largest class is ~30%
     emb = m.embed(g)
     assert emb.shape == (g.num_nodes, 3 * m.config.encoder_dim)
     # embeddings from the cache: the same released values, no new charge

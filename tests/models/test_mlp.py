@@ -75,6 +75,7 @@ def test_edge_adjacency_charges_nothing(data_dir):
     assert m.test_accuracy > 0.3
 
 
+@pytest.mark.slow
 def test_node_fit_within_budget(data_dir):
     g = small_cora(data_dir, n=300)
     b = Budget(epsilon=4.0, delta=1e-5, adjacency="node", accountant="rdp")
