@@ -395,17 +395,18 @@ def compose_epsilon(entries: Sequence[Any], budget: Any) -> float:
 
 def calibrate_common_noise(
     make_entries: Callable[[float], Sequence[Any]], budget: Any, *, lo: float = 0.05, hi: float = 500.0, iters: int = 12,
-    slack: float = 0.995,
+    slack: float = 0.995, fraction: float = 1.0,
 ) -> float:
     """Smallest noise multiplier ``s`` (bisection in log space) such that the entries ``make_entries(s)`` composed
-    with the budget's ledger spend at most ``slack * budget.epsilon``.
+    with the budget's ledger spend at most ``slack * fraction * budget.epsilon`` (``fraction`` < 1 reserves the rest
+    of the budget for stages calibrated afterwards).
 
     A calibration only: the mechanisms then charge their entries to the budget one by one, which refuses anything
     that would exceed it. ``slack`` leaves room for floating-point differences between calibration and charging.
     """
     from graphrelease.errors import BudgetError
 
-    target = float(budget.epsilon) * slack
+    target = float(budget.epsilon) * slack * fraction
 
     def fits(s: float) -> bool:
         return compose_epsilon(make_entries(s), budget) <= target

@@ -31,8 +31,9 @@ Modules, trained in order:
    Edge: features/labels public, :math:`\tilde Z` released: no cost. k-neighbor: the node's features/label are
    replaced: replace-one DP-SGD. Node: add/remove DP-SGD.
 
-All stages share one calibrated noise scale s (encoder noise multiplier :math:`g s`, :math:`\sigma_z = s\Delta`,
-classifier :math:`s`); the composed ledger meets the target (epsilon, delta). The paper states its guarantees in
+The topology stages share one calibrated noise scale s (encoder noise multiplier :math:`g s`,
+:math:`\sigma_z = s\Delta`) sized to spend ``graph_share`` (default 0.5) of epsilon; where the classifier is private
+its noise multiplier is then calibrated so that the whole composed ledger meets the target (epsilon, delta). The paper states its guarantees in
 GDP (Theorems 5.3 / 5.4); here the same mechanisms are composed by the project's accountant.
 """
 
@@ -88,6 +89,7 @@ class DPDGCConfig:
     max_grad_norm: float = 1.0
     degree_cap: int = 10
     chunk_size: int = 64
+    graph_share: float = 0.5
     train_frac: float = 0.5
     val_frac: float = 0.25
     split_seed: int = 0
@@ -251,6 +253,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
                 note=f"group of {g} examples (rows of A) per privacy unit, super-example bound",
             )
             entries = lambda s: [with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps), z_entry(s)]  # noqa: E731
+            cls_scale = None
             if cls_private:
                 neighboring = "replace_one" if kind == "k-neighbor" else "add_remove"
                 cls_trainer = make_dpsgd_trainer(
@@ -259,12 +262,17 @@ class DPDGC(PrivateModel, NodeModelMixin):
                     neighboring=neighboring, proof="dpdgc-classifier",
                 )
                 cls_t = cls_trainer.ledger_entry(1)
-                base_entries = entries
-                entries = lambda s: base_entries(s) + [with_noise(cls_t, s, cls_steps)]  # noqa: E731
-            scale = calibrate_common_noise(entries, budget)
+                # Budget allocation: the topology stages (DP-Emb + Z, whose group-level cost grows with g) get
+                # `graph_share` of epsilon; the classifier's noise is then calibrated to spend the rest. One common
+                # scale would drown the classifier (one example per unit) in noise sized for the group of g.
+                scale = calibrate_common_noise(entries, budget, fraction=c.graph_share)
+                fixed = entries(scale)
+                cls_scale = calibrate_common_noise(lambda t: fixed + [with_noise(cls_t, t, cls_steps)], budget)
+            else:
+                scale = calibrate_common_noise(entries, budget)
             enc_trainer.noise_multiplier = g * scale
             if cls_trainer is not None:
-                cls_trainer.noise_multiplier = scale
+                cls_trainer.noise_multiplier = cls_scale
         else:
             scale = 0.0
         self.noise_scale, self.z_noise_std = scale, scale * dz
