@@ -113,6 +113,13 @@ def render(results: Path, out: Path, command: str) -> None:
         "reproduced beside ours: the published tables were not available offline in this session, and we do "
         "not quote numbers from memory.",
         "",
+        "Seeds: the target is 5 seeds per cell; each cell shows n, the number of seeds that finished. On the "
+        "shared machine (load average ~15 on 2 cores while this ran) the full table did not finish in the session, "
+        "so most Table-2 cells have n = 1-2 and CiteSeer has only the GAP weighting rows; rerun the command (it "
+        "resumes from reports/private_models.jsonl) for the rest. A std of 0.0 with n=1 is not a measured spread. "
+        "DPDGC gives its topology stages (DP-Emb + Z) half of epsilon (`graph_share=0.5`) and the private "
+        "classifier the rest; under edge adjacency the classifier is free and the topology stages get all of it.",
+        "",
         "DP-MLP reads no edges: under edge adjacency it is a non-private MLP on public features/labels (epsilon "
         "spent 0); under k-neighbor adjacency its cost does not depend on k (one example replaced), so the same "
         "runs fill the three k rows. GAP has no k-neighbor analysis here (n/a).",
