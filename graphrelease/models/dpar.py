@@ -202,11 +202,8 @@ class DPAR(PrivateModel, NodeModelMixin):
         # ---- stage 1: DP-APPR (charged before the APPR is computed)
         pbar_args = dict(alpha=c.alpha, rho=c.rho, tol=c.tol, max_iter=c.max_iter, clip=c.clip)
         if private:
-            target = budget.epsilon * (c.appr_fraction if kind == "node" else 1.0)
-            self.appr_params = appr.calibrate(
-                c.mechanism, k=c.topk, clip=c.clip, num_sources=int(sources.size), target_epsilon=target,
-                delta=budget.delta, accountant=budget.accountant, base_entries=budget.ledger.entries,
-                value_fraction=c.value_fraction)
+            steps, q = steps_for(c.epochs, int(sources.size), c.batch_size)
+            self.appr_params, sigma2 = self._calibrate_stages(kind, budget, int(sources.size), steps, q)
             for entry in appr.ledger_entries(self.appr_params):
                 budget.charge(entry)
             pi = appr.release(appr.clipped_appr(graph, sources, **pbar_args), self.appr_params, rng)
@@ -241,7 +238,7 @@ class DPAR(PrivateModel, NodeModelMixin):
                 self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=n_ex, noise_multiplier=1.0,
                 stage="dpar.classifier.dpsgd", rng=rng, noise_generator=tgen, entry_fn=lambda n: entry_fn(n),
                 proof="dpar-classifier")
-            sigma = calibrate_common_noise(lambda s: [entry_fn(steps, s)], budget)
+            sigma = sigma2
             trainer.noise_multiplier = sigma
             self.noise_multiplier, self.steps = sigma, steps
             self.net.train()
@@ -249,6 +246,37 @@ class DPAR(PrivateModel, NodeModelMixin):
         self.net.eval()
         self._evaluate(graph, self.predict(graph))
         return self
+
+    def _calibrate_stages(self, kind: str, budget: Any, num_sources: int, steps: int, q: float):
+        """(DP-APPR parameters, classifier noise multiplier), both decided before anything is charged.
+
+        Stage 1 is calibrated to ``appr_fraction * epsilon`` (all of epsilon under edge adjacency); under node
+        adjacency the classifier's noise is then calibrated so that the composed ledger meets epsilon. If no noise
+        multiplier fits (the conversion to (epsilon, delta) is not additive), stage 1's share is lowered by 30% and
+        both are recalibrated (at most 6 times) — the split is a planning choice, the ledger decides.
+        """
+        from graphrelease.errors import BudgetError
+
+        c = self.config
+        frac = c.appr_fraction if kind == "node" else 1.0
+        last: Exception | None = None
+        for _ in range(6):
+            params = appr.calibrate(
+                c.mechanism, k=c.topk, clip=c.clip, num_sources=num_sources, target_epsilon=budget.epsilon * frac,
+                delta=budget.delta, accountant=budget.accountant, base_entries=budget.ledger.entries,
+                value_fraction=c.value_fraction)
+            if kind != "node":
+                return params, 0.0
+            stage1 = appr.ledger_entries(params)
+            try:
+                sigma = calibrate_common_noise(
+                    lambda s: stage1 + [stage2_entry(noise_multiplier=s, sample_rate=q, col_cap=c.col_cap,
+                                                     count=steps)], budget)
+                return params, sigma
+            except BudgetError as err:
+                last, frac = err, frac * 0.7
+        raise BudgetError(f"dpar: epsilon={budget.epsilon} cannot cover both the DP-APPR release and {steps} "
+                          f"classifier steps; raise --epsilon or lower epochs ({last})")
 
     @torch.no_grad()
     def logits(self, graph: Graph) -> torch.Tensor:

@@ -56,7 +56,7 @@ def test_classifier_probe_node_adjacency(cora_small):
         idx = torch.as_tensor(np.flatnonzero(mask))
         return clipped_grad_sum(model, node_example_loss, (z, y.clamp_min(0)), idx, FlatClipping(max_grad_norm=C))
 
-    r = probe_sensitivity(query, g, node_neighbours, declared=(2 * col_cap + 1) * C, draws=20,
+    r = probe_sensitivity(query, g, node_neighbours, declared=(2 * col_cap + 1) * C, draws=12,
                           rng=np.random.default_rng(5))
     assert_within(r)
     assert r.max_ratio > 0.05

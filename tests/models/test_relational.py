@@ -88,7 +88,7 @@ def test_node_probe_standard_clipping(small_cora):
     is a negative in (the shift set of the Theorem-3 analysis; NEG-SAMPLE-WOR makes j <= 1 in training)."""
     rng = np.random.default_rng(1)
     worst, nonzero = 0.0, 0
-    for _ in range(25):
+    for _ in range(15):
         pair = node_neighbours(small_cora, rng)
         v = int(pair.change.split()[2])
         seed = int(rng.integers(0, 2**63 - 1))
@@ -102,14 +102,14 @@ def test_node_probe_standard_clipping(small_cora):
         if bound > 0:
             nonzero += 1
             worst = max(worst, dist / bound)
-    assert nonzero >= 5 and worst > 0.3  # the probe did exercise the bound
+    assert nonzero >= 3 and worst > 0.3  # the probe did exercise the bound
 
 
 def test_edge_probe_standard_clipping(small_cora):
     """Edge adjacency: one tuple added or removed, other tuples (keyed) unchanged: sensitivity C."""
     rng = np.random.default_rng(2)
     ratios = []
-    for _ in range(20):
+    for _ in range(12):
         pair = edge_neighbours(small_cora, rng)
         seed = int(rng.integers(0, 2**63 - 1))
         a, _, _ = _query(pair.base, np.random.default_rng(seed), clipping="standard", rate=0.5)
