@@ -258,6 +258,12 @@ def parse_plan(raw: dict[str, Any], *, source: Path, member_counts: dict[str, in
         options = run.get("options", {})
         if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
             raise _plan_error(source, f"{where}: options must be a table of per-method tables")
+        for method_name, method_options in options.items():
+            if "seed" in method_options:
+                # A fixed seed makes a release reproducible, hence not private; the plan-level `seed` is the only
+                # way to ask for one, and it marks every certificate `reproducible_seed_used`.
+                raise _plan_error(source, f"{where}.options.{method_name}: 'seed' is not a method option; set the "
+                                          "top-level seed (reproducibility tests only)")
         unknown_opts = set(options) - set(methods)
         if unknown_opts:
             raise _plan_error(source, f"{where}: options for methods not in this run: {sorted(unknown_opts)}")

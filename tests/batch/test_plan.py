@@ -91,6 +91,8 @@ def test_seeded_plans_give_stable_per_job_seeds(tmp_path, data_dir):
         ("[[inputs]]\npath='g.csv'\n[[runs]]\ninputs=['x']\nmethods=['a']\nepsilons=[1]\n", "unknown input"),
         ("[[inputs]]\npath='g.csv'\nsharing='maybe'\n[[runs]]\nmethods=['a']\nepsilons=[1]\n", "sharing must be"),
         ("this is = = not toml", "not valid TOML"),
+        ("[[inputs]]\npath='g.csv'\n[[runs]]\nmethods=['a']\nepsilons=[1]\n[runs.options.a]\nseed=3\n",
+         "'seed' is not a method option"),
     ],
 )
 def test_bad_plans_name_the_problem(tmp_path, text, message):
