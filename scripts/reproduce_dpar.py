@@ -49,7 +49,7 @@ def main() -> None:
                                    split_seed=s),
         "DPAR-GM": lambda s: DPAR(mechanism="GM", num_sources=args.sources, epochs=args.epochs, max_iter=50,
                                   split_seed=s),
-        "GAP": lambda s: GAP(encoder_epochs=20, epochs=20, hops=2, split_seed=s),
+        "GAP": lambda s: GAP(encoder_epochs=args.epochs, epochs=args.epochs, hops=2, split_seed=s),
         "DP-MLP": lambda s: DPMLP(epochs=args.epochs, split_seed=s),
     }
     results: dict[tuple[str, float], list[float]] = {}
@@ -67,7 +67,7 @@ def main() -> None:
             f"Fewer than the 5 seeds asked for: one shared CPU core. DPAR: alpha=0.25, rho=1e-4, ISTA <= 50 iterations, "
             f"top-K=16, row clip c=0.3, {args.sources} source nodes drawn from the training nodes with the public split "
             f"seed, column cap 8 and column L1 clip 1, half of epsilon to DP-APPR, the rest to the classifier (DP-SGD, "
-            f"{args.epochs} epochs, joint-convexity accounting). GAP: 2 hops, degree cap 10, 20+20 epochs. DP-MLP: "
+            f"{args.epochs} epochs, joint-convexity accounting). GAP: 2 hops, degree cap 10, {args.epochs}+{args.epochs} epochs. DP-MLP: "
             f"{args.epochs} epochs.",
             "",
             "| method | eps=1 | eps=4 | eps=8 | epsilon spent at 8 | DP-APPR parameters at eps=4 |",
