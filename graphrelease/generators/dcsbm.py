@@ -70,8 +70,11 @@ def public_feature_partition(graph: Graph, num_blocks: int, rng: np.random.Gener
     from sklearn.decomposition import TruncatedSVD
 
     x = graph.features
-    dim = int(min(32, max(2, graph.num_features - 1)))
-    emb = TruncatedSVD(dim, random_state=int(rng.integers(2**31))).fit_transform(x)
+    if graph.num_features <= 2:  # too few columns for an SVD: cluster the features themselves
+        emb = np.asarray(graph.dense_features(), dtype=np.float64)
+    else:
+        dim = int(min(32, graph.num_features - 1))
+        emb = TruncatedSVD(dim, random_state=int(rng.integers(2**31))).fit_transform(x)
     emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
     k = int(min(num_blocks, graph.num_nodes))
     return relabel(KMeans(k, n_init=3, random_state=int(rng.integers(2**31))).fit_predict(emb))
