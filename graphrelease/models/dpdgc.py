@@ -68,6 +68,7 @@ from graphrelease.models.common import (
     make_dpsgd_trainer,
     noise_generators,
     public_assumptions_for,
+    row_normalize,
     run_dpsgd,
     save_module,
     split_state,
@@ -292,13 +293,16 @@ class DPDGC(PrivateModel, NodeModelMixin):
             budget.charge(z_entry(scale))
         z = self._noisy_z(adj, tgen)
         self._cache = (graph, z)
+        # The classifier sees row-normalised Z~ (post-processing of the release): at small epsilon the noise
+        # dominates Z~'s scale and unnormalised inputs of norm ~ sigma_z * sqrt(d) would swamp the X channel.
+        zin = row_normalize(z)
         # 3. classifier
         if cls_private:
             self.classifier.train()
-            run_dpsgd(cls_trainer, (x[tr], z[tr], y[tr]), cls_steps, progress)
+            run_dpsgd(cls_trainer, (x[tr], zin[tr], y[tr]), cls_steps, progress)
         else:
             def cls_loss(module, idx):
-                return nn.functional.cross_entropy(module((x[tr[idx]], z[tr[idx]])), y[tr[idx]])
+                return nn.functional.cross_entropy(module((x[tr[idx]], zin[tr[idx]])), y[tr[idx]])
 
             train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
@@ -335,7 +339,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
         if x.shape[1] != self.in_dim:
             raise OptionError(f"dpdgc: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
         assert self.classifier is not None
-        return self.classifier((x, z)).argmax(dim=1).numpy()
+        return self.classifier((x, row_normalize(z))).argmax(dim=1).numpy()
 
     def embed(self, graph: Graph) -> np.ndarray:
         """The released :math:`\\tilde Z` (one row per node)."""
