@@ -120,6 +120,11 @@ def render(results: Path, out: Path, command: str) -> None:
         "DPDGC gives its topology stages (DP-Emb + Z) half of epsilon (`graph_share=0.5`) and the private "
         "classifier the rest; under edge adjacency the classifier is free and the topology stages get all of it.",
         "",
+        "DPDGC column: all DPDGC runs of this session were measured before commit 1675787 (the classifier now "
+        "reads the row-normalised released Z; before, the unnormalised noisy Z swamped the feature channel and "
+        "k-neighbor/node accuracies were ~18-24%, i.e. a bug, not a property of the method). Those rows were "
+        "discarded; cells show only runs made with the fixed code, if any.",
+        "",
         "DP-MLP reads no edges: under edge adjacency it is a non-private MLP on public features/labels (epsilon "
         "spent 0); under k-neighbor adjacency its cost does not depend on k (one example replaced), so the same "
         "runs fill the three k rows. GAP has no k-neighbor analysis here (n/a).",
