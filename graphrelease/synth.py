@@ -41,7 +41,7 @@ from graphrelease.errors import OptionError, ReleaseError, UncertifiedError
 from graphrelease.graph import Graph, GraphCollection
 
 #: Method used for one input graph when ``method`` is not given (the lead sets it from reports/synth_benchmark.md).
-DEFAULT_SINGLE_GRAPH_METHOD = "dpgvae"
+DEFAULT_SINGLE_GRAPH_METHOD = "dp_dcsbm"
 #: Method used for a collection when ``method`` is not given.
 DEFAULT_COLLECTION_METHOD = "dpgvae"
 GENERATOR_FILE = "model/generator.json"
@@ -92,6 +92,10 @@ def _accepts(cls: type, name: str) -> bool:
 
 def _generator_kwargs(cls: type, mode: str | None, seed: int | None, options: dict[str, Any] | None) -> dict:
     kwargs: dict[str, Any] = dict(options or {})
+    if "seed" in kwargs:
+        # A seed hidden in the options would make the noise reproducible behind the certificate's back.
+        raise OptionError("'seed' is not a method option; pass seed= (reproducibility tests only: the certificate "
+                          "then says reproducible_seed_used and guarantee: none)")
     if mode is not None:
         if not _accepts(cls, "mode"):
             raise OptionError(f"--mode: method '{cls.name}' has no modes; drop --mode")
@@ -228,6 +232,11 @@ def synthesize(
     if not budget.ledger.sound and not allow_uncertified:
         raise UncertifiedError("the fitted generator recorded mechanisms without a proof ("
                                + "; ".join(budget.ledger.unsound_reasons()) + "); pass --allow-uncertified")
+    # Belt and braces: a generator that seeded itself says so, and the release is then uncertified.
+    seeded = seed is not None or bool(getattr(fitted, "reproducible_seed_used", False))
+    if seeded and not allow_uncertified:
+        raise UncertifiedError("the generator ran with a fixed seed, so the release would have guarantee: none; "
+                               "pass --allow-uncertified to proceed anyway")
     np_rng, _, used_seed = secure_generator(None if seed is None else seed + 1)
     graphs: list[Graph] = []
     for i in range(int(num_graphs)):
@@ -239,7 +248,7 @@ def synthesize(
     if key_file.resolve().is_relative_to(out.resolve()):
         raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
     cert = _write_release(out, force=force, graphs=graphs, fitted=fitted, generator=generator, method=method,
-                          mode=mode_used, budget=budget, data=data, key_file=key_file, used_seed=seed is not None,
+                          mode=mode_used, budget=budget, data=data, key_file=key_file, used_seed=seeded,
                           graph_format=graph_format, extra_public=None)
     if progress is not None:
         progress("write", 1, 1, spent[0])

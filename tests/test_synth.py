@@ -108,3 +108,24 @@ def test_collection_in_collection_out(data_dir, tmp_path):
                    options={"steps": 2, "batch_size": 4})
     assert r.guarantee == "proved" and r.num_graphs == 3
     assert default_delta(coll) == 1e-5
+
+
+def test_a_seed_never_hides_behind_a_proved_certificate(tmp_path):
+    """Review finding F1: a seed passed as a method option must not yield guarantee: proved."""
+    from graphrelease.io import load_default_graph
+
+    cora = load_default_graph()
+    with pytest.raises(OptionError, match="'seed' is not a method option"):
+        synthesize(cora, method="randomized_response", epsilon=2.0, out=tmp_path / "a", options={"seed": 7})
+    r = synthesize(cora, method="randomized_response", epsilon=2.0, out=tmp_path / "b", seed=7,
+                   allow_uncertified=True)
+    assert r.guarantee == "none" and r.certificate["reproducible_seed_used"] is True
+
+
+def test_default_single_graph_method_is_the_measured_winner(tmp_path):
+    from graphrelease.io import load_default_graph
+    from graphrelease.synth import DEFAULT_SINGLE_GRAPH_METHOD
+
+    r = synthesize(load_default_graph(), epsilon=1.0, out=tmp_path / "d")
+    assert r.method == DEFAULT_SINGLE_GRAPH_METHOD == "dp_dcsbm"
+    assert r.guarantee == "proved" and r.epsilon_spent <= 1.0 + 1e-9
