@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
-from cli.common import console
+from cli.common import console, parse_set_options
 
 
 def _progress_bar():
@@ -45,7 +45,8 @@ def synth(
     input: Path = typer.Argument(..., help="Input graph file or TU collection directory."),
     out: Path = typer.Option(..., "--out", help="Release directory to create."),
     epsilon: float = typer.Option(..., "--epsilon", help="Total privacy budget epsilon (> 0)."),
-    method: Optional[str] = typer.Option(None, "--method", help="Generator (default: dpgvae); see `methods`."),
+    method: Optional[str] = typer.Option(None, "--method", help="Generator (default: dp_dcsbm for one graph, "
+                                                                "dpgvae for a collection)."),
     delta: Optional[float] = typer.Option(None, "--delta", help="delta (default min(1e-5, 1/n^1.1))."),
     graphs: int = typer.Option(1, "--graphs", help="Number of synthetic graphs to release."),
     mode: Optional[str] = typer.Option(None, "--mode", help="Generator mode (dpgvae/dpggan: auto, edge-tuples, "
@@ -61,6 +62,8 @@ def synth(
     fmt: str = typer.Option("csv", "--format", help="Graph file format in the release: csv, npz, graphml."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
                                                             "uncertified."),
+    options: Optional[List[str]] = typer.Option(None, "--set", help="Generator option KEY=VALUE (repeatable), "
+                                                "e.g. --set partition=degree_classes for dp_dcsbm."),
 ) -> None:
     """Fit a DP generator and write a certified release of synthetic graphs."""
     from graphrelease.synth import synthesize
@@ -69,7 +72,7 @@ def synth(
         result = synthesize(input, method=method, epsilon=epsilon, delta=delta, num_graphs=graphs, out=out,
                             mode=mode, adjacency=adjacency, allow_uncertified=allow_uncertified, force=force,
                             key_path=key, seed=seed, progress=_callback(bar), accountant=accountant,
-                            num_nodes=nodes, graph_format=fmt)
+                            num_nodes=nodes, graph_format=fmt, options=parse_set_options(options) or None)
     _summary(result)
 
 

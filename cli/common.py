@@ -61,3 +61,22 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
     """For CLI-level option checks that the library cannot make (rare)."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def parse_set_options(items: list[str] | None) -> dict:
+    """``--set KEY=VALUE`` (repeatable) -> dict; VALUE is read as JSON when it parses (numbers, true, lists)."""
+    import json
+
+    from graphrelease.errors import OptionError
+
+    out: dict = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"--set '{item}' must look like KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[key.strip().replace("-", "_")] = value
+    return out
