@@ -74,6 +74,10 @@ def main() -> None:
                 row["error"] = results[-1]["error"]
             rows.append(row)
             print(json.dumps(row), flush=True)
+            write_report(rows, args.out, command)  # after every row: a long run leaves a partial table
+
+
+def write_report(rows: list[dict], out: Path, command: str) -> None:
     lines = [f"<!-- regenerate: {command} -->", "# Private models: fit time and peak memory", "",
              f"Command: `{command}`", "",
              "Median over runs of one `fit_model` call in a fresh process (1 thread; the machine's 2 cores were shared "
@@ -88,7 +92,7 @@ def main() -> None:
         else:
             lines.append(f"| {r['dataset']} | {r['method']} | {r['adjacency']} | {r['epsilon']} | {r['options']} | "
                          f"{r['runs']} | {r['seconds']:.1f} | {r['peak_mb']:.0f} | {r['acc']:.3f} |")
-    args.out.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
