@@ -124,7 +124,11 @@ def _certificate_factory(run: ModelRun, *, mode: str, released: list[str], extra
     from graphrelease.privacy.certificate import build_certificate
 
     assumptions = dict(getattr(run.model, "public_assumptions", {}) or {})
-    assumptions.setdefault("labels", "the label set (number of classes) and the number of training nodes are public")
+    assumptions.setdefault("labels", "the label set (number of classes) and the public split of node slots "
+                                     "(a fixed permutation of 0..n-1) are public")
+    unsound = list(getattr(run.model, "uncertified_reasons", []) or [])
+    if unsound:
+        extra = {**dict(extra or {}), "unsound_preprocessing": unsound}
 
     def factory(artifacts: dict[str, str]) -> dict:
         return build_certificate(

@@ -33,11 +33,18 @@ from graphrelease.graph import Graph
 
 @dataclass(frozen=True)
 class NodeSplit:
-    """Index arrays of the training, validation and test nodes (labelled nodes only)."""
+    """Index arrays of the training, validation and test nodes (labelled nodes only).
+
+    ``train_slots`` is the number of node *slots* assigned to training by the public permutation of ``0..n-1``
+    (labelled or not). It is public, so sampling rates, step counts and the DP-SGD denominator use it, never the
+    private number of labelled training nodes (review finding F2: under node adjacency, removing one node must
+    change only that node's example).
+    """
 
     train: np.ndarray
     val: np.ndarray
     test: np.ndarray
+    train_slots: int = 0
 
     def mask(self, n: int, which: str) -> np.ndarray:
         m = np.zeros(n, dtype=bool)
@@ -56,16 +63,25 @@ def node_split(graph: Graph, *, train: float = 0.5, val: float = 0.25, seed: int
         )
     if not (0 < train < 1 and 0 <= val < 1 and train + val < 1):
         raise OptionError(f"split fractions must satisfy 0 < train, 0 <= val, train + val < 1; got {train}, {val}")
-    labelled = np.flatnonzero(np.asarray(graph.labels) >= 0)
-    if labelled.size < 3:
-        raise GraphValidationError(f"graph '{graph.name}' has {labelled.size} labelled nodes; need at least 3")
+    labels = np.asarray(graph.labels)
+    labelled_count = int((labels >= 0).sum())
+    if labelled_count < 3:
+        raise GraphValidationError(f"graph '{graph.name}' has {labelled_count} labelled nodes; need at least 3")
+    # Split node SLOTS 0..n-1 by a public permutation, then keep the labelled nodes of each part: a node's own
+    # label (or its removal) decides only whether its own slot holds an example, never where other nodes go.
     rng = np.random.default_rng(seed)
-    perm = rng.permutation(labelled)
+    perm = rng.permutation(graph.num_nodes)
     n_train = max(1, int(round(train * perm.size)))
     n_val = int(round(val * perm.size))
-    return NodeSplit(
-        train=np.sort(perm[:n_train]), val=np.sort(perm[n_train : n_train + n_val]), test=np.sort(perm[n_train + n_val :])
-    )
+
+    def labelled_of(slots: np.ndarray) -> np.ndarray:
+        return np.sort(slots[labels[slots] >= 0])
+
+    split = NodeSplit(train=labelled_of(perm[:n_train]), val=labelled_of(perm[n_train : n_train + n_val]),
+                      test=labelled_of(perm[n_train + n_val :]), train_slots=n_train)
+    if split.train.size == 0:
+        raise GraphValidationError(f"graph '{graph.name}': no labelled node fell into the training split")
+    return split
 
 
 def accuracy(pred: np.ndarray, labels: np.ndarray, idx: np.ndarray) -> float:
@@ -106,6 +122,14 @@ def adjacency_matrix(graph: Graph, weights: np.ndarray | None = None) -> sp.csr_
     cols = np.concatenate([e[:, 1], e[:, 0]])
     data = np.concatenate([w, w])
     return sp.csr_matrix((data, (rows, cols)), shape=(n, n))
+
+
+#: Why a node-level release whose degree-cap projection dropped edges is not certified (review finding F5).
+DEGREE_CAP_UNSOUND = (
+    "under node adjacency the degree-cap projection dropped edges; it is not node-stable (adding one node can change "
+    "capped edges elsewhere, docs/privacy.md#degree-cap), so the node-level proof does not cover this input: raise "
+    "degree_cap above the maximum degree for a proved release"
+)
 
 
 def cap_degree(graph: Graph, max_degree: int, *, order_seed: int = 0) -> Graph:
@@ -306,6 +330,7 @@ def make_dpsgd_trainer(
     note: str = "",
     chunk_size: int = 256,
     group_size: int = 1,
+    public_num_examples: int | None = None,
 ):
     """A :class:`graphrelease.dpsgd.engine.DPSGDTrainer` with Poisson batches of expected size ``cfg.batch_size``
     and flat clipping at ``cfg.max_grad_norm``.
@@ -321,8 +346,11 @@ def make_dpsgd_trainer(
     from graphrelease.dpsgd.engine import DPSGDTrainer
     from graphrelease.dpsgd.samplers import PoissonSampler
 
-    _, q = steps_for(1, num_examples, cfg.batch_size)
-    sampler = PoissonSampler(dataset_size=num_examples, sample_rate=q, rng=rng)
+    # The rate and the denominator come from the public slot count when given (see NodeSplit): each present example
+    # is still drawn independently with rate q, and the expected batch size q * slots is data-independent.
+    public = int(public_num_examples) if public_num_examples else num_examples
+    _, q = steps_for(1, public, cfg.batch_size)
+    sampler = _PublicRatePoisson(dataset_size=num_examples, sample_rate=q, rng=rng, expected=q * public)
     optimizer = torch.optim.Adam(
         [p for p in module.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay
     )
@@ -353,6 +381,28 @@ def make_dpsgd_trainer(
         note=note,
         group_size=group_size,
     )
+
+
+def _public_rate_poisson_class():
+    from graphrelease.dpsgd.samplers import PoissonSampler
+
+    class PublicRatePoisson(PoissonSampler):
+        """Poisson sampling whose expected batch size is a public constant (not rate x private count)."""
+
+        def __init__(self, *, dataset_size: int, sample_rate: float, rng: np.random.Generator, expected: float
+                     ) -> None:
+            super().__init__(dataset_size=dataset_size, sample_rate=sample_rate, rng=rng)
+            self._public_expected = float(expected)
+
+        @property
+        def expected_batch_size(self) -> float:
+            return self._public_expected
+
+    return PublicRatePoisson
+
+
+def _PublicRatePoisson(**kwargs):  # noqa: N802 - built lazily so importing models does not import the engine
+    return _public_rate_poisson_class()(**kwargs)
 
 
 def _jc_trainer_class():

@@ -52,6 +52,7 @@ from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
 from graphrelease.models.base import MODELS, PrivateModel
 from graphrelease.models.common import (
+    DEGREE_CAP_UNSOUND,
     MLP,
     NodeModelMixin,
     TrainConfig,
@@ -217,6 +218,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
         work = graph
         if kind == "node":
             work = cap_degree(graph, c.degree_cap)
+            self.uncertified_reasons = [] if work.num_edges == graph.num_edges else [DEGREE_CAP_UNSOUND]
             self.public_assumptions["degree_cap"] = (
                 f"degree cap D={c.degree_cap} is public; the node-level analysis is over graphs of maximum degree "
                 f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
@@ -231,8 +233,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
         n_tr = tr.numel()
         g = group_size_for(kind, k, c.degree_cap)
         dz = z_sensitivity(kind, k, c.degree_cap)
-        enc_steps, _ = steps_for(c.encoder_epochs, n_tr, c.batch_size)
-        cls_steps, _ = steps_for(c.epochs, n_tr, c.batch_size)
+        enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
+        cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
         self.emb = DPEmb(n, c.hidden, self.num_classes, tgen)
         self.classifier = DecoupledClassifier(self.in_dim, c.hidden, c.hidden, self.num_classes)
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
@@ -248,7 +250,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
         cls_private = private and kind != "edge"
         if private:
             enc_trainer = make_dpsgd_trainer(
-                self.emb, _row_example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, noise_multiplier=1.0,
+                self.emb, _row_example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="dpdgc.dp_emb.dpsgd", rng=rng, noise_generator=tgen, sensitivity=1.0,
                 neighboring="replace_one", group_size=g, proof="dpdgc-emb", chunk_size=c.chunk_size,
                 note=f"group of {g} examples (rows of A) per privacy unit, super-example bound",
@@ -258,7 +260,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
             if cls_private:
                 neighboring = "replace_one" if kind == "k-neighbor" else "add_remove"
                 cls_trainer = make_dpsgd_trainer(
-                    self.classifier, _xz_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr,
+                    self.classifier, _xz_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots,
                     noise_multiplier=1.0, stage="dpdgc.classifier.dpsgd", rng=rng, noise_generator=tgen,
                     neighboring=neighboring, proof="dpdgc-classifier",
                 )

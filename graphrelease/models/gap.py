@@ -55,6 +55,7 @@ from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
 from graphrelease.models.base import MODELS, PrivateModel
 from graphrelease.models.common import (
+    DEGREE_CAP_UNSOUND,
     MLP,
     NodeModelMixin,
     TrainConfig,
@@ -224,6 +225,7 @@ class GAP(PrivateModel, NodeModelMixin):
         work = graph
         if kind == "node":
             work = cap_degree(graph, c.degree_cap)
+            self.uncertified_reasons = [] if work.num_edges == graph.num_edges else [DEGREE_CAP_UNSOUND]
             self.public_assumptions["degree_cap"] = (
                 f"degree cap D={c.degree_cap} is public; the node-level analysis is over graphs of maximum degree "
                 f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
@@ -235,8 +237,8 @@ class GAP(PrivateModel, NodeModelMixin):
         n_tr = tr.numel()
         sens = aggregation_sensitivity(kind, c.degree_cap)
         rounds = c.attention_rounds if c.aggregation == "attention" else 1
-        enc_steps, _ = steps_for(c.encoder_epochs, n_tr, c.batch_size)
-        cls_steps, _ = steps_for(c.epochs, n_tr, c.batch_size)
+        enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
+        cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
         dp_sgd = private and kind == "node"
         self.encoder = Encoder(self.in_dim, c.hidden, c.encoder_dim, self.num_classes)
         self.classifier = HopClassifier(c.encoder_dim, c.hops + 1, c.hidden, self.num_classes)
@@ -253,11 +255,11 @@ class GAP(PrivateModel, NodeModelMixin):
         enc_trainer = cls_trainer = None
         if dp_sgd:
             enc_trainer = make_dpsgd_trainer(
-                self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, noise_multiplier=1.0,
+                self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
             )
             cls_trainer = make_dpsgd_trainer(
-                self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, noise_multiplier=1.0,
+                self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
             )
             enc_t, cls_t = enc_trainer.ledger_entry(1), cls_trainer.ledger_entry(1)

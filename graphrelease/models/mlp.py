@@ -115,9 +115,10 @@ class DPMLP(PrivateModel, NodeModelMixin):
             train_nonprivate(self.net, loss, tr.numel(), tcfg, generator=tgen, progress=progress)
         else:
             neighboring, sens = dpsgd_setting(kind)
-            steps, _ = steps_for(c.epochs, tr.numel(), c.batch_size)
+            steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
             trainer = make_dpsgd_trainer(
-                self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=tr.numel(), noise_multiplier=1.0,
+                self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=tr.numel(), public_num_examples=split.train_slots,
+                noise_multiplier=1.0,
                 stage="dp_mlp.dpsgd", rng=rng, noise_generator=tgen, sensitivity=sens, neighboring=neighboring,
                 proof="dp-mlp",
             )

@@ -191,6 +191,12 @@ def guarantee_reasons(ledger: PrivacyLedger, *, non_private: bool, reproducible_
     return reasons
 
 
+def _preprocessing_reasons(extra: Mapping[str, Any]) -> list[str]:
+    """Steps outside the ledger that void the proof, declared by the method in ``extra["unsound_preprocessing"]``
+    (e.g. a degree-cap projection that is not node-stable and actually dropped edges)."""
+    return [f"unsound preprocessing — {r}" for r in extra.get("unsound_preprocessing", []) or []]
+
+
 def _dp_sgd(ledger: PrivacyLedger, accountant: str, extra: Mapping[str, Any]) -> DPSGDChecklist | None:
     sgd = [e for e in ledger if e.mechanism in ("subsampled_gaussian", "joint_convexity_gaussian",
                                                 "relational_coupled")]
@@ -267,6 +273,7 @@ def build_certificate(*, budget, method: str, mode: str, artifacts: Mapping[str,
     budget_eps = None if math.isinf(budget.epsilon) else float(budget.epsilon)
     reasons = guarantee_reasons(ledger, non_private=non_private, reproducible_seed_used=reproducible_seed_used,
                                 epsilon=eps, epsilon_budget=budget_eps)
+    reasons += _preprocessing_reasons(extra)
     guarantee = "none" if reasons else "proved"
     adjacency: Adjacency = ledger.adjacency
     hmac_value = extra.get("input_hmac_sha256")
@@ -520,6 +527,7 @@ def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | st
                                 reproducible_seed_used=bool(cert.get("reproducible_seed_used")),
                                 epsilon=headline if not non_private else None,
                                 epsilon_budget=None if budget is None else float(budget))
+    reasons += _preprocessing_reasons(cert.get("extra") or {})
     expected = "none" if reasons else "proved"
     if cert.get("guarantee") != expected:
         report.problems.append(f"guarantee stated '{cert.get('guarantee')}' but recomputed '{expected}'"
