@@ -45,6 +45,7 @@ class NodeSplit:
     val: np.ndarray
     test: np.ndarray
     train_slots: int = 0
+    train_slot_ids: np.ndarray | None = None  # the public training slots (labelled or not), sorted
 
     def mask(self, n: int, which: str) -> np.ndarray:
         m = np.zeros(n, dtype=bool)
@@ -78,7 +79,8 @@ def node_split(graph: Graph, *, train: float = 0.5, val: float = 0.25, seed: int
         return np.sort(slots[labels[slots] >= 0])
 
     split = NodeSplit(train=labelled_of(perm[:n_train]), val=labelled_of(perm[n_train : n_train + n_val]),
-                      test=labelled_of(perm[n_train + n_val :]), train_slots=n_train)
+                      test=labelled_of(perm[n_train + n_val :]), train_slots=n_train,
+                      train_slot_ids=np.sort(perm[:n_train]))
     if split.train.size == 0:
         raise GraphValidationError(f"graph '{graph.name}': no labelled node fell into the training split")
     return split

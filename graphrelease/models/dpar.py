@@ -192,9 +192,15 @@ class DPAR(PrivateModel, NodeModelMixin):
         self.public_assumptions = public_assumptions_for(kind)
         rng, tgen, self.used_seed = noise_generators(c.seed)
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
-        sources = split.train
-        if c.num_sources is not None and c.num_sources < sources.size:
-            sources = np.sort(np.random.default_rng(c.split_seed + 1).choice(sources, c.num_sources, replace=False))
+        # Sources are chosen among the PUBLIC training slots by a public per-node coin, so removing a node changes
+        # only its own slot; the public slot count bounds the number of sources in every sensitivity and rate.
+        slots = split.train_slot_ids
+        if c.num_sources is not None and c.num_sources < slots.size:
+            coin = np.random.default_rng(c.split_seed + 1).random(graph.num_nodes)
+            slots = slots[coin[slots] < c.num_sources / slots.size]
+        m_public = max(1, int(slots.size))
+        labels_np = np.asarray(graph.labels)
+        sources = np.sort(slots[labels_np[slots] >= 0])
         private = not is_unlimited(budget)
         x = self._features(graph)
         y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
@@ -202,8 +208,8 @@ class DPAR(PrivateModel, NodeModelMixin):
         # ---- stage 1: DP-APPR (charged before the APPR is computed)
         pbar_args = dict(alpha=c.alpha, rho=c.rho, tol=c.tol, max_iter=c.max_iter, clip=c.clip)
         if private:
-            steps, q = steps_for(c.epochs, int(sources.size), c.batch_size)
-            self.appr_params, sigma2 = self._calibrate_stages(kind, budget, int(sources.size), steps, q)
+            steps, q = steps_for(c.epochs, m_public, c.batch_size)
+            self.appr_params, sigma2 = self._calibrate_stages(kind, budget, m_public, steps, q)
             for entry in appr.ledger_entries(self.appr_params):
                 budget.charge(entry)
             pi = appr.release(appr.clipped_appr(graph, sources, **pbar_args), self.appr_params, rng)
@@ -228,14 +234,15 @@ class DPAR(PrivateModel, NodeModelMixin):
 
             train_nonprivate(self.net, loss, n_ex, tcfg, generator=tgen, progress=progress)
         else:
-            steps, q = steps_for(c.epochs, n_ex, c.batch_size)
+            steps, q = steps_for(c.epochs, m_public, c.batch_size)
 
             def entry_fn(count: int, s: float | None = None) -> LedgerEntry:
                 return stage2_entry(noise_multiplier=trainer.noise_multiplier if s is None else s, sample_rate=q,
                                     col_cap=c.col_cap, count=count)
 
             trainer = make_dpsgd_trainer(
-                self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=n_ex, noise_multiplier=1.0,
+                self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=n_ex, public_num_examples=m_public,
+                noise_multiplier=1.0,
                 stage="dpar.classifier.dpsgd", rng=rng, noise_generator=tgen, entry_fn=lambda n: entry_fn(n),
                 proof="dpar-classifier")
             sigma = sigma2
