@@ -300,6 +300,11 @@ class RelationalModel(PrivateModel):
         x = feature_matrix(g)
         n, num_edges = g.num_nodes, g.num_edges
         gamma = min(1.0, c.batch_size / num_edges)
+        if kind == "node" and 2 * c.batch_size * c.num_negatives > n:
+            # NEG-SAMPLE-WOR masks tuples once a batch needs more than n negatives, which breaks the per-tuple
+            # coupling of Theorem 3 (review F3); keep batches far below that regime.
+            raise OptionError(f"relational (node adjacency): batch_size x num_negatives = "
+                              f"{c.batch_size * c.num_negatives} must stay below n/2 = {n // 2}; lower --set batch_size")
         self.in_dim = x.shape[1]
         self.net = Encoder(self.in_dim, c.hidden, c.out_dim, c.layers)
         opt = torch.optim.Adam(self.net.parameters(), lr=c.lr)
@@ -321,7 +326,13 @@ class RelationalModel(PrivateModel):
             if private:
                 budget.charge(entry)  # before anything private is sampled
             pos = edges[rng.random(num_edges) < gamma]
-            negs, mask = negatives_wor(rng, n, pos.shape[0], c.num_negatives)
+            if kind == "edge":
+                # Independent negatives per tuple: removing one positive removes exactly one tuple (review F3: shared
+                # without-replacement negatives can unmask another tuple when the batch is large relative to n).
+                negs = rng.integers(0, n, size=(pos.shape[0], c.num_negatives))
+                mask = np.ones(negs.shape, dtype=bool)
+            else:
+                negs, mask = negatives_wor(rng, n, pos.shape[0], c.num_negatives)
             summed = clipped_tuple_sum(self.net, x, pos, negs, mask, clipping=c.clipping,
                                        max_grad_norm=c.max_grad_norm, temperature=c.temperature,
                                        chunk_size=c.chunk_size)
