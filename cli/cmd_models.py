@@ -3,13 +3,12 @@ graphrelease.train)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from cli.common import console
+from cli.common import console, parse_set_options
 
 _EPS_HELP = (
     "Privacy budget epsilon (with --delta): no adversary can tell neighbouring inputs (see --adjacency) apart with "
@@ -20,22 +19,6 @@ _SET_HELP = (
     "Model hyper-parameter KEY=VALUE (repeatable), e.g. --set epochs=50 --set hops=2 --set aggregation=similarity "
     "--set degree_cap=10 --set seed=0 (a seed makes the run reproducible and its certificate uncertified)."
 )
-
-
-def _parse_options(items: Optional[List[str]]) -> dict:
-    from graphrelease.errors import OptionError
-
-    out: dict = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise OptionError(f"--set '{item}' must look like KEY=VALUE")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out[key.strip().replace("-", "_")] = value
-    return out
 
 
 def _model_help() -> str:
@@ -77,7 +60,7 @@ def register(app: typer.Typer) -> None:
         with console.status(f"training {method} under {adjacency} adjacency, epsilon={epsilon:g}"):
             report = train_model(
                 input, out, method=method, task=task, adjacency=adjacency, epsilon=epsilon, delta=delta,
-                accountant=accountant, options=_parse_options(options), force=force,
+                accountant=accountant, options=parse_set_options(options), force=force,
                 allow_uncertified=allow_uncertified,
             )
         _render(report, "model release")
@@ -101,7 +84,7 @@ def register(app: typer.Typer) -> None:
         with console.status(f"fitting {method} for embeddings, epsilon={epsilon:g}"):
             report = embed_release(
                 input, out, method=method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
-                options=_parse_options(options), force=force, allow_uncertified=allow_uncertified,
+                options=parse_set_options(options), force=force, allow_uncertified=allow_uncertified,
             )
         _render(report, "embedding release")
 
