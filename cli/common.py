@@ -57,12 +57,6 @@ def _click_exception_types() -> tuple[type, ...]:
     return tuple(types)
 
 
-def fail(message: str, code: int = 2) -> "typer.Exit":
-    """For CLI-level option checks that the library cannot make (rare)."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
-
-
 def parse_set_options(items: list[str] | None) -> dict:
     """``--set KEY=VALUE`` (repeatable) -> dict; VALUE is read as JSON when it parses (numbers, true, lists)."""
     import json

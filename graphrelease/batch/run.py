@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 import time
@@ -363,17 +362,3 @@ def write_summary(summary: BatchSummary, directory: Path) -> None:
         os.replace(tmp, directory / name)
     summary.csv_path = directory / "summary.csv"
     summary.markdown_path = directory / "summary.md"
-
-
-def summary_to_json(summary: BatchSummary) -> str:
-    return json.dumps(
-        {
-            "plan": str(summary.plan.source),
-            "executor": summary.executor,
-            "interrupted": summary.interrupted,
-            "jobs": [r.row() for r in summary.results],
-            "totals": [t.__dict__ for t in summary.totals],
-        },
-        indent=2,
-        default=str,
-    )
