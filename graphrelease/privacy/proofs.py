@@ -1,9 +1,10 @@
 """Proof anchors: does ``docs/privacy.md`` hold a proof sketch for a ledger entry's ``proof`` anchor?
 
 Anchors are explicit ``<a id="ANCHOR"></a>`` lines or GitHub-style heading slugs. The page is read from the
-repository checkout (``<repo>/docs/privacy.md``, present for ``pip install -e .`` and source checkouts) or from the
-environment variable ``GRAPHRELEASE_PRIVACY_DOCS``. If the page cannot be found, no anchor exists, so every
-certificate says ``guarantee: none`` — never a silent ``proved``.
+environment variable ``GRAPHRELEASE_PRIVACY_DOCS`` if set, else from ``graphrelease/privacy/proofs.md``. In the
+repository that file is a symlink to ``docs/privacy.md``; building a wheel copies the page's content, so a plain
+(non-editable) ``pip install`` certifies exactly what a checkout does. If the page cannot be found, no anchor
+exists, so every certificate says ``guarantee: none`` — never a silent ``proved``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def docs_path() -> Path | None:
     """Location of the proofs page, or None when it cannot be found."""
     env = os.environ.get("GRAPHRELEASE_PRIVACY_DOCS")
     candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / "docs" / "privacy.md")
+    candidates.append(Path(__file__).with_name("proofs.md"))
     for c in candidates:
         if c.is_file():
             return c
