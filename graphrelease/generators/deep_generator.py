@@ -328,6 +328,27 @@ class DeepGraphGenerator(GraphGenerator):
             public_assumptions={"everything": "non-private baseline: the input was read without noise"}),
             latents=(mu, lv))
 
+    def _paper_entry(self, count: int, note: str = "") -> LedgerEntry:
+        """The nominal ledger entry of mode=paper's noisy decoder channel (``sound=False``: not a guarantee)."""
+        return LedgerEntry(mechanism="subsampled_gaussian", stage=f"{self.name}.paper.decoder", count=count,
+                           params={"noise_multiplier": self.paper_sigma, "sample_rate": self.paper_rate,
+                                   "sampling": "poisson", "neighboring": "add_remove"},
+                           sensitivity=1.0, proof="dpggan-paper-mode", sound=False,
+                           note=PAPER_NOTE + (" " + note if note else ""))
+
+    def _paper_steps(self, budget) -> int:
+        """Steps of mode=paper: ``steps`` if given, else the seed's rule (epsilon varies through T at fixed sigma):
+        the most steps whose nominal epsilon fits, up to ``max_steps``. Depends only on the public schedule."""
+        if self.steps is not None:
+            steps = int(self.steps)
+        else:
+            steps = _max_steps(lambda t: [self._paper_entry(t)], budget, self.max_steps)
+        if steps < 1:
+            floor = _compute_epsilon([self._paper_entry(1)], budget.delta, budget.accountant)
+            raise BudgetError(f"epsilon={budget.epsilon:g} is below one step of mode=paper (nominal epsilon "
+                              f"{floor:.4g} at sigma={self.paper_sigma:g}, q={self.paper_rate:g}); raise --epsilon")
+        return steps
+
     def _fit_paper(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
         n = graph.num_nodes
         if n > 5000:
@@ -336,31 +357,59 @@ class DeepGraphGenerator(GraphGenerator):
         x = self._features(graph)
         net = self._net(n if x is None else x.shape[1], gen, disc_in=(min(n, 128) if x is None else x.shape[1]))
         q = self.paper_rate
-
-        def entry(count: int) -> LedgerEntry:
-            return LedgerEntry(mechanism="subsampled_gaussian", stage=f"{self.name}.paper.decoder", count=count,
-                               params={"noise_multiplier": self.paper_sigma, "sample_rate": q, "sampling": "poisson",
-                                       "neighboring": "add_remove"},
-                               sensitivity=1.0, proof="dpggan-paper-mode", sound=False, note=PAPER_NOTE)
-
-        if self.steps is not None:
-            steps = int(self.steps)
-        else:  # the seed varies epsilon through T at fixed sigma: the most steps whose nominal epsilon fits
-            steps = _max_steps(lambda t: [entry(t)], budget, self.max_steps)
-        if steps < 1:
-            floor = _compute_epsilon([entry(1)], budget.delta, budget.accountant)
-            raise BudgetError(f"epsilon={budget.epsilon:g} is below one step of mode=paper (nominal epsilon "
-                              f"{floor:.4g} at sigma={self.paper_sigma:g}, q={q:g}); raise --epsilon")
+        steps = self._paper_steps(budget)
         sched = dt.Schedule(sample_rate=q, steps=steps, noise_multiplier=self.paper_sigma,
                             max_grad_norm=self.max_grad_norm, clip_decay=self.clip_decay, lr=self.lr or 1e-3)
-        dt.train_paper(net, n, graph.edges, x, schedule=sched, entry=entry(1), budget=budget, noise_gen=noise_gen,
-                       gen=gen, rng=np_rng, progress=progress)
+        dt.train_paper(net, n, graph.edges, x, schedule=sched, entry=self._paper_entry(1), budget=budget,
+                       noise_gen=noise_gen, gen=gen, rng=np_rng, progress=progress)
         self.last_info.update(steps=steps, noise_multiplier=self.paper_sigma, sample_rate=q)
         # The seed keeps exactly |E| pairs at generation: the edge count is read without noise (declared below).
-        return FittedDeep(net.detached(), self._config(
-            "paper", node_counts=_fixed_count(n), target_density=graph.density,
-            public_assumptions={"num_nodes": "public (edge adjacency)",
-                                "num_edges": "read WITHOUT noise, as in the seed (mode=paper is not private)"}))
+        return FittedDeep(net.detached(), self._config("paper", **_paper_extras(graph)))
+
+    # ------------------------------------------------------------------------------- one model per graph
+    def fit_each(self, data: GraphCollection | list[Graph], budget, *, chunk: int = 256) -> list[FittedDeep]:
+        """The seed's collection protocol: one model per graph (``nonprivate`` or ``paper`` mode), all graphs
+        trained in lockstep by :mod:`graphrelease.generators.deep_pergraph` (same algorithm as :meth:`fit` on each
+        graph alone, without one Python training loop per graph).
+
+        Edge adjacency only: neighbouring collections differ in one edge of one graph, which only that graph's model
+        reads, so the per-graph models compose in parallel and the collection's ledger is ONE per-graph entry (the
+        same public schedule for every graph), charged once. For mode=paper that entry is nominal (``sound=False``).
+        """
+        from graphrelease.generators import deep_pergraph as pg
+        from graphrelease.privacy.noise import secure_generator
+
+        graphs = list(data)
+        mode = "nonprivate" if self.non_private else self.mode
+        if mode not in ("nonprivate", "paper"):
+            raise OptionError(f"{self.name}: fit_each trains per-graph models in mode 'paper' (or the non-private "
+                              f"baseline), not '{mode}'; a sound collection model is mode 'graphs' with fit()")
+        if budget.ledger.adjacency.kind.value != "edge":
+            raise OptionError(f"{self.name}: per-graph models compose in parallel only under edge adjacency")
+        for g in graphs:
+            if not 2 <= g.num_nodes <= pg.MAX_NODES or g.has_features:
+                raise OptionError(f"{self.name}: fit_each takes featureless graphs of 2..{pg.MAX_NODES} nodes; graph "
+                                  f"'{g.name}' has {g.num_nodes} nodes" + (" and features" if g.has_features else ""))
+        np_rng, noise_gen, _ = secure_generator(self.seed)
+        gen = torch.Generator().manual_seed(int(np_rng.integers(0, 2**62)))
+        kw = dict(gan=self.gan, lambda1=self.lambda1 if self.gan else 1.0, lambda2=self.lambda2, gen=gen, rng=np_rng,
+                  chunk=chunk)
+        if mode == "nonprivate":
+            steps = self.steps or int(200 * (self.epochs or 1))
+            fits = pg.fit_many(graphs, mode="nonprivate", steps=steps, lr=self.lr or 1e-2, **kw)
+            self.last_info = {"mode": mode, "steps": steps, "graphs": len(graphs)}
+            return [FittedDeep(f["decoder"], self._config(
+                "nonprivate", node_counts=_fixed_count(g.num_nodes), target_density=g.density,
+                public_assumptions={"everything": "non-private baseline: the input was read without noise"}),
+                latents=f["latents"]) for f, g in zip(fits, graphs)]
+        steps = self._paper_steps(budget)  # one calibration for every graph: the schedule is public and shared
+        budget.charge(self._paper_entry(steps, "One model per graph; per-graph entries compose in parallel."))
+        sched = dt.Schedule(sample_rate=self.paper_rate, steps=steps, noise_multiplier=self.paper_sigma,
+                            max_grad_norm=self.max_grad_norm, clip_decay=self.clip_decay, lr=self.lr or 1e-3)
+        fits = pg.fit_many(graphs, mode="paper", steps=steps, lr=sched.lr, schedule=sched, noise_gen=noise_gen, **kw)
+        self.last_info = {"mode": mode, "steps": steps, "noise_multiplier": self.paper_sigma,
+                          "sample_rate": self.paper_rate, "graphs": len(graphs)}
+        return [FittedDeep(f["decoder"], self._config("paper", **_paper_extras(g))) for f, g in zip(fits, graphs)]
 
     def _fit_edge_tuples(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress) -> FittedDeep:
         n = graph.num_nodes
@@ -546,6 +595,12 @@ def _max_steps(make: Callable[[int], list[LedgerEntry]], budget, limit: int) -> 
         else:
             hi = mid
     return lo
+
+
+def _paper_extras(graph: Graph) -> dict[str, Any]:
+    return {"node_counts": _fixed_count(graph.num_nodes), "target_density": graph.density,
+            "public_assumptions": {"num_nodes": "public (edge adjacency)",
+                                   "num_edges": "read WITHOUT noise, as in the seed (mode=paper is not private)"}}
 
 
 def _fixed_count(n: int) -> dict[str, list]:

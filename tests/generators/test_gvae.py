@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from graphrelease.dpsgd.clipping import FlatClipping
 from graphrelease.dpsgd.engine import clipped_grad_sum
@@ -334,3 +335,136 @@ def test_infeasible_budget_names_smallest_epsilon(cora_small):
     budget = Budget(epsilon=1e-3, delta=1e-5, adjacency="edge", accountant="rdp")
     with pytest.raises(BudgetError, match="smallest feasible epsilon"):
         GENERATORS.get("dpgvae")(mode="edge-tuples", steps=2000, batch_size=400).fit(cora_small, budget)
+
+
+# ------------------------------------------------------------------- one model per graph, trained in lockstep
+def _two_sizes(imdb_small) -> list[Graph]:
+    gs = sorted(imdb_small, key=lambda g: g.num_nodes)
+    return [gs[0], gs[-1]]  # the smaller one is padded inside the batch
+
+
+def _unpadded(params: dict[str, torch.Tensor], b: int, n: int) -> dict[str, torch.Tensor]:
+    return {k: (v[b, :n] if k in ("enc.W0", "disc.W0") else v[b]).clone().requires_grad_(True)
+            for k, v in params.items()}
+
+
+def _assert_grads_match(batched: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], b: int, n: int) -> None:
+    for k, g in ref.items():
+        got = batched[k][b, :n] if k in ("enc.W0", "disc.W0") else batched[k][b]
+        assert torch.allclose(got, g, rtol=1e-4, atol=1e-6), k
+        if k in ("enc.W0", "disc.W0"):  # padded rows of the identity-feature weights get no gradient
+            assert torch.count_nonzero(batched[k][b, n:]) == 0
+
+
+@pytest.mark.parametrize("gan", [False, True])
+def test_pergraph_nonprivate_gradient_equals_single_graph(imdb_small, gan):
+    """The padded, vmapped per-graph gradient equals train_single_nonprivate's gradient on the graph alone."""
+    from graphrelease.generators import deep_pergraph as pg
+    from torch.func import grad, vmap
+
+    graphs = _two_sizes(imdb_small)
+    size = max(g.num_nodes for g in graphs)
+    params = pg.init_stack(graphs, size, gan=gan, gen=torch.Generator().manual_seed(0))
+    adj, mask = pg.dense_stack(graphs, size)
+    eps = torch.randn(2, size, dm.LATENT, generator=torch.Generator().manual_seed(1))
+    rng = np.random.default_rng(2)
+    n = np.array([g.num_nodes for g in graphs])
+    pairs = []
+    for g in graphs:  # the same draws as deep_train._uniform_pairs, kept as lists for the reference
+        i = rng.integers(0, g.num_nodes, size=g.num_edges)
+        j = rng.integers(0, g.num_nodes - 1, size=g.num_edges)
+        pairs.append((i, np.where(j >= i, j + 1, j)))
+    counts = torch.zeros(2, size, size)
+    for b, (i, j) in enumerate(pairs):
+        np_counts = np.zeros((size, size), dtype=np.float32)
+        np.add.at(np_counts, (i, j), 1.0)
+        counts[b] = torch.from_numpy(np_counts)
+    lam1 = 0.1 if gan else 1.0
+    batched = vmap(grad(lambda p, a, mk, e, c: pg.nonprivate_loss(p, a, mk, e, c, gan=gan, lambda1=lam1,
+                                                                   lambda2=0.1)))(params, adj, mask, eps, counts)
+    model = _net(4, gan)  # only for lambda1/lambda2/gan in _gan_subgraph_loss
+    model.lambda1 = lam1
+    for b, g in enumerate(graphs):
+        k = int(n[b])
+        p = _unpadded(params, b, k)
+        # train_single_nonprivate's loss, line by line, on the graph alone (x = None: one-hot features)
+        a_hat = dm.normalize_sparse(k, torch.as_tensor(g.edges, dtype=torch.long))
+        h1 = torch.relu(torch.sparse.mm(a_hat, p["enc.W0"]))
+        mu = torch.sparse.mm(a_hat, h1 @ p["enc.Wmu"])
+        lv = torch.sparse.mm(a_hat, h1 @ p["enc.Wlv"]).clamp(-10, 10)
+        z = dm.reparameterize(mu, lv, eps[b, :k])
+        h = dm.decode(p, z)
+        pos = torch.as_tensor(g.edges, dtype=torch.long)
+        neg = torch.as_tensor(np.stack(pairs[b], axis=1))
+        loss = dt._pair_bce(p, h, pos, neg) + dm.kl_term(mu, lv) * lam1 / k * 10
+        if gan:
+            loss = loss + dt._gan_subgraph_loss(model, p, z, h, k, g.edges, None, k, np.random.default_rng(0))
+        ref = dict(zip(p, torch.autograd.grad(loss, list(p.values()))))
+        _assert_grads_match(batched, ref, b, k)
+
+
+@pytest.mark.parametrize("gan", [False, True])
+def test_pergraph_paper_gradients_equal_single_graph(imdb_small, gan):
+    """mode=paper in lockstep: the unclipped encoder/discriminator gradient and every per-node decoder gradient equal
+    train_paper's on the graph alone."""
+    from graphrelease.generators import deep_pergraph as pg
+    from torch.func import grad, vmap
+
+    graphs = _two_sizes(imdb_small)
+    size = max(g.num_nodes for g in graphs)
+    params = pg.init_stack(graphs, size, gan=gan, gen=torch.Generator().manual_seed(0))
+    adj, mask = pg.dense_stack(graphs, size)
+    eps = torch.randn(2, size, dm.LATENT, generator=torch.Generator().manual_seed(1))
+    n = torch.tensor([float(g.num_nodes) for g in graphs])
+    m2 = 2 * torch.tensor([float(g.num_edges) for g in graphs])
+    pos_weight = ((n * n - m2) / m2).clamp_min(1.0)
+    lam1 = 0.1 if gan else 1.0
+    enc, z_b = vmap(grad(lambda p, a, mk, e, w: pg.paper_encoder_loss(p, a, mk, e, w, gan=gan, lambda1=lam1,
+                                                                      lambda2=0.1), has_aux=True))(
+        params, adj, mask, eps, pos_weight)
+    dec = {k: v for k, v in params.items() if k.startswith(dm.DEC_PREFIX)}
+    per_node = vmap(vmap(grad(pg.paper_node_loss), in_dims=(None, None, 0, 0, None, None)),
+                    in_dims=(0, 0, 0, None, 0, 0))(dec, z_b, adj, torch.eye(size), pos_weight, mask)
+    model = _net(4, gan)
+    model.lambda1 = lam1
+    for b, g in enumerate(graphs):
+        k = g.num_nodes
+        p = _unpadded(params, b, k)
+        # train_paper's encoder loss on the graph alone
+        dense = adj[b, :k, :k]
+        mu, lv = dm.gcn_encode(p, dt.identity_features(k, k), dm.normalize_dense(dense))
+        z = dm.reparameterize(mu, lv, eps[b, :k])
+        h = dm.decode(p, z)
+        rec = F.binary_cross_entropy_with_logits(h @ h.T + p["dec.bias"][0], dense, pos_weight=pos_weight[b])
+        loss = rec + lam1 * (-0.5 * (1 + lv - mu.pow(2) - lv.exp()).sum(-1) / k).sum()
+        if gan:
+            loss = loss + dt._gan_subgraph_loss(model, p, z, h, k, g.edges, None, k, np.random.default_rng(0))
+        ref = dict(zip(p, torch.autograd.grad(loss, list(p.values()))))
+        _assert_grads_match(enc, {kk: v for kk, v in ref.items() if not kk.startswith("dec.")}, b, k)
+        # per-node decoder examples (DeepNet "paper_node", as clipped_grad_sum differentiates them)
+        net = dt.DeepNet(p, gan=gan, lambda1=lam1, lambda2=0.1)
+        names = [(kk, kk.replace(".", "_", 1)) for kk in dec]
+        for i in (0, k - 1):
+            out = net("paper_node", z.detach(), dense[i], torch.eye(k)[i], pos_weight[b], torch.tensor(0.0))
+            gi = torch.autograd.grad(out, [getattr(net, nm) for _, nm in names])
+            for (kk, _), g_ref in zip(names, gi):
+                assert torch.allclose(per_node[kk][b, i], g_ref, rtol=1e-4, atol=1e-6), (kk, i)
+
+
+def test_fit_each_paper_one_entry_and_samples(imdb_small):
+    budget = Budget(epsilon=10.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    gen = GENERATORS.get("dpggan")(mode="paper", paper_sample_rate=1.0, max_steps=5)
+    fits = gen.fit_each(imdb_small, budget)
+    assert len(fits) == len(imdb_small) and gen.last_info["steps"] == 5
+    (entry,) = budget.ledger.entries  # one shared schedule, parallel over graphs: one entry
+    assert entry.sound is False and entry.count == 5
+    for fitted, g in zip(fits[:3], imdb_small):
+        (s,) = fitted.sample(1, num_nodes=g.num_nodes, rng=np.random.default_rng(0))
+        assert s.num_nodes == g.num_nodes
+    with pytest.raises(OptionError):
+        GENERATORS.get("dpgvae")(mode="graphs").fit_each(imdb_small, budget)
+
+
+def test_fit_each_nonprivate_keeps_latents(imdb_small):
+    fits = GENERATORS.get("gvae")(steps=3).fit_each(imdb_small, Budget.unlimited("edge"))
+    assert all(f.latents[0].shape == (g.num_nodes, dm.LATENT) for f, g in zip(fits, imdb_small))
