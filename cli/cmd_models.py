@@ -34,7 +34,11 @@ def _render(report, what: str) -> None:
         f"  epsilon spent {report.epsilon_spent:.4g} of {report.epsilon:g} at delta {report.delta:g} "
         f"(guarantee: {report.guarantee})"
     )
-    console.print(f"  test accuracy (held-out labelled nodes, fraction correct): {report.test_accuracy:.4f}")
+    if getattr(report, "test_auc", None) is not None:
+        console.print(f"  test AUC (held-out real edges vs as many sampled non-edges; not released): "
+                      f"{report.test_auc:.4f}")
+    else:
+        console.print(f"  test accuracy (held-out labelled nodes, fraction correct): {report.test_accuracy:.4f}")
     for a in report.artifacts:
         console.print(f"  artifact {a}")
 
@@ -44,8 +48,10 @@ def register(app: typer.Typer) -> None:
     def train(
         input: Path = typer.Argument(..., help="Input graph file (npz, edge list, GraphML, ...)."),
         out: Path = typer.Option(..., "--out", help="Release directory to write."),
-        method: str = typer.Option("gap", "--method", help="Model: dp-mlp, gap, dpdgc, or baselines mlp/gcn/sage."),
-        task: str = typer.Option("node-classification", "--task", help="node-classification | link-prediction."),
+        method: str = typer.Option("gap", "--method", help="Model: dp-mlp, gap, dpdgc, or baselines mlp/gcn/sage; "
+                                   "with --task link-prediction: gap or relational."),
+        task: str = typer.Option("node-classification", "--task", help="node-classification | link-prediction "
+                                 "(edge adjacency for gap; --set test_frac=0.1 holds out edges for the test AUC)."),
         adjacency: str = typer.Option("edge", "--adjacency", help=_ADJ_HELP),
         epsilon: float = typer.Option(1.0, "--epsilon", help=_EPS_HELP),
         delta: float = typer.Option(1e-5, "--delta", help="Privacy parameter delta."),
@@ -54,7 +60,7 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
         allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
     ) -> None:
-        """Train a private node model and release its weights with a privacy certificate."""
+        """Train a private node or link model and release its weights with a privacy certificate."""
         from graphrelease.train import train_model
 
         with console.status(f"training {method} under {adjacency} adjacency, epsilon={epsilon:g}"):
@@ -92,13 +98,15 @@ def register(app: typer.Typer) -> None:
     def predict(
         release: Path = typer.Argument(..., help="A model release written by `graphrelease train`."),
         input: Path = typer.Argument(..., help="Graph to run the released model on (your own data; no budget)."),
-        out: Optional[Path] = typer.Option(None, "--out", help="CSV of node,prediction to write."),
+        out: Optional[Path] = typer.Option(None, "--out", help="CSV of node,prediction (u,v,score) to write."),
+        pairs: Optional[Path] = typer.Option(None, "--pairs", help="Link-prediction release: CSV of u,v pairs to score."),
     ) -> None:
         """Run a released model on new data (post-processing: spends no budget; the output is not a release)."""
         from graphrelease.train import predict_release
 
-        report = predict_release(release, input, out=out)
-        console.print(f"predicted {len(report.predictions)} nodes")
+        report = predict_release(release, input, out=out, pairs=pairs)
+        console.print(f"scored {len(report.predictions)} pairs" if report.pairs is not None
+                      else f"predicted {len(report.predictions)} nodes")
         if report.accuracy is not None:
             console.print(f"accuracy on the {report.labelled} labelled nodes (fraction correct): {report.accuracy:.4f}")
         if report.out_path is not None:

@@ -42,6 +42,8 @@ class ModelRun:
     train_accuracy: float
     fit_seconds: float
     epsilon_spent: float
+    #: link prediction: AUC of held-out real edges vs as many sampled non-edges (nan for node classification)
+    test_auc: float = float("nan")
 
 
 @dataclass
@@ -57,6 +59,13 @@ class ReleaseReport:
     test_accuracy: float
     guarantee: str
     artifacts: list[str] = field(default_factory=list)
+    test_auc: float | None = None  # link prediction only
+
+
+#: ``--task link-prediction`` methods: the name given to ``train`` -> the registered link model
+LINK_METHODS = {"gap": "gap-link", "gap-link": "gap-link", "relational": "relational"}
+#: fraction of edges held out (public per-pair coins) to measure the test AUC
+DEFAULT_TEST_FRAC = 0.1
 
 
 @dataclass
@@ -65,6 +74,7 @@ class PredictReport:
     accuracy: float | None
     labelled: int
     out_path: Path | None
+    pairs: np.ndarray | None = None  # link prediction: the scored pairs (predictions are their scores)
 
 
 def load_input(path: str | Path | Graph | None) -> Graph:
@@ -118,6 +128,40 @@ def fit_model(
     spent = 0.0 if budget.is_unlimited else budget.spent_epsilon()
     return ModelRun(model, budget, method, budget.ledger.adjacency.name, float(model.test_accuracy),
                     float(model.train_accuracy), elapsed, float(spent))
+
+
+def fit_link_model(
+    graph: Graph | str | Path | None,
+    method: str,
+    *,
+    adjacency: str = "edge",
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    accountant: str = "rdp",
+    options: dict[str, Any] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> tuple[ModelRun, Graph]:
+    """Fit a link model on the graph minus held-out edges and measure the held-out AUC.
+
+    Edges are held out by public per-pair coins (``test_frac``, ``split_seed`` options; see
+    :mod:`graphrelease.models.link`): the model never reads them, so its guarantee covers the input graph (one edge
+    of the input changes the training graph by at most that edge). The AUC reads the held-out edges and the input's
+    non-edges; it is reported to the caller, never released. Returns the run and the training graph.
+    """
+    from graphrelease.models.link import held_out_auc, holdout_split
+
+    if method not in LINK_METHODS:
+        raise OptionError(f"--task link-prediction supports --method {sorted(LINK_METHODS)}, not '{method}'")
+    name = LINK_METHODS[method]
+    graph = load_input(graph)
+    opts = dict(options or {})
+    test_frac = float(opts.pop("test_frac", DEFAULT_TEST_FRAC))
+    split_seed = int(opts.get("split_seed", 0)) if name == "gap-link" else int(opts.pop("split_seed", 0))
+    train_graph, test_edges = holdout_split(graph, test_frac=test_frac, seed=split_seed)
+    run = fit_model(train_graph, name, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
+                    options=opts, progress=progress)
+    run.test_auc = held_out_auc(run.model.score_pairs, train_graph, test_edges, graph, seed=split_seed)
+    return run, train_graph
 
 
 def _certificate_factory(run: ModelRun, *, mode: str, released: list[str], extra: dict[str, Any]):
@@ -182,15 +226,21 @@ def train_model(
     """Train and release the model's weights (``model/weights.safetensors``, ``model/config.json``) + certificate."""
     if task not in TASKS:
         raise OptionError(f"--task must be one of {TASKS}, got '{task}'")
-    if task == "link-prediction":
-        raise OptionError(
-            "--task link-prediction is not implemented by dp-mlp / gap / dpdgc (node classifiers); "
-            "use --task node-classification"
-        )
     from graphrelease.release import ReleaseWriter
 
-    run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
-                    options=options, progress=progress)
+    extra: dict[str, Any] = {"task": task, "artifact_kind": "model"}
+    if task == "link-prediction":
+        run, _ = fit_link_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta,
+                                accountant=accountant, options=options, progress=progress)
+        extra["link_split"] = (
+            "held-out test edges (for the reported AUC only) are chosen by public per-pair coins "
+            f"(test_frac={float((options or {}).get('test_frac', DEFAULT_TEST_FRAC))}); the model never read them"
+        )
+    else:
+        if method in ("gap-link",):
+            raise OptionError(f"--method {method} is a link-prediction model: use --task link-prediction")
+        run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta,
+                        accountant=accountant, options=options, progress=progress)
     with ReleaseWriter(out_dir, force=force) as w:
         model_dir = w.path("model/config.json").parent
         written = run.model.save(model_dir)
@@ -200,10 +250,11 @@ def train_model(
         cfg = json.loads(cfg_path.read_text())
         cfg["task"] = task
         cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True))
-        cert = _finalize(w, _certificate_factory(run, mode="default", released=released,
-                                                 extra={"task": task, "artifact_kind": "model"}), allow_uncertified)
-    return ReleaseReport(Path(out_dir), method, run.adjacency, float(epsilon), run.epsilon_spent, float(delta),
-                         run.test_accuracy, guarantee_of(cert), released)
+        cert = _finalize(w, _certificate_factory(run, mode="default", released=released, extra=extra),
+                         allow_uncertified)
+    return ReleaseReport(Path(out_dir), run.method, run.adjacency, float(epsilon), run.epsilon_spent, float(delta),
+                         run.test_accuracy, guarantee_of(cert), released,
+                         test_auc=run.test_auc if task == "link-prediction" else None)
 
 
 def embed_release(
@@ -256,13 +307,53 @@ def load_released_model(release_dir: str | Path):
     return cls.load(model_dir, config)
 
 
+def parse_pairs(text: str) -> np.ndarray:
+    """Node pairs from CSV text ``u,v`` per line (an optional header line ``u,v`` or ``node_1,node_2``)."""
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.replace("\t", ",").split(",")]
+        if len(parts) != 2:
+            raise OptionError(f"pairs line {i}: expected 'u,v', got {line!r}")
+        try:
+            rows.append((int(parts[0]), int(parts[1])))
+        except ValueError as err:
+            if i == 1 and not rows:  # a header
+                continue
+            raise OptionError(f"pairs line {i}: node ids must be integers, got {line!r}") from err
+    if not rows:
+        raise OptionError("the pairs file holds no 'u,v' lines")
+    return np.asarray(rows, dtype=np.int64)
+
+
+def _predict_pairs(model, graph: Graph, pairs: str | Path | None, out: str | Path | None) -> PredictReport:
+    if pairs is None:
+        raise OptionError("this is a link-prediction release: pass --pairs FILE (CSV 'u,v' per line) to score pairs")
+    p = parse_pairs(Path(pairs).read_text())
+    scores = np.asarray(model.score_pairs(graph, p), dtype=np.float64)
+    out_path = None
+    if out is not None:
+        out_path = Path(out)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        lines = ["u,v,score"] + [f"{u},{v},{s:.6g}" for (u, v), s in zip(p.tolist(), scores.tolist())]
+        out_path.write_text("\n".join(lines) + "\n")
+    return PredictReport(scores, None, 0, out_path, pairs=p)
+
+
 def predict_release(
-    release_dir: str | Path, input_graph: Graph | str | Path | None, *, out: str | Path | None = None
+    release_dir: str | Path, input_graph: Graph | str | Path | None, *, out: str | Path | None = None,
+    pairs: str | Path | None = None,
 ) -> PredictReport:
     """Run a released model on ``input_graph`` (the user's own data; no budget is spent and the output is not a
-    release). Writes ``node,prediction`` CSV to ``out`` if given; accuracy is reported on nodes with labels."""
+    release). Writes ``node,prediction`` CSV to ``out`` if given; accuracy is reported on nodes with labels.
+    A link-prediction release scores the node pairs of the ``pairs`` CSV instead (``u,v,score`` to ``out``)."""
     model = load_released_model(release_dir)
     graph = load_input(input_graph)
+    task = json.loads((Path(release_dir) / "model" / "config.json").read_text()).get("task")
+    if task == "link-prediction":
+        return _predict_pairs(model, graph, pairs, out)
     pred = np.asarray(model.predict(graph))
     acc, labelled = None, 0
     if graph.labels is not None:

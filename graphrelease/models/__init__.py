@@ -12,6 +12,7 @@ _MODEL_MODULES: list[str] = [
     "graphrelease.models.dpar",
     "graphrelease.models.dpdgc",
     "graphrelease.models.gap",
+    "graphrelease.models.gap_link",
     "graphrelease.models.mlp",
     "graphrelease.models.relational",
 ]

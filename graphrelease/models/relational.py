@@ -362,6 +362,14 @@ class RelationalModel(PrivateModel):
             raise OptionError(f"relational: the encoder expects {self.in_dim} features, the graph has {x.shape[1]}")
         return _unit(self.net(x)).numpy()
 
+    def score_pairs(self, graph: Graph, pairs: np.ndarray) -> np.ndarray:
+        """Link scores: cosine of the pair's embeddings (post-processing of the released encoder)."""
+        z = self.embed(graph)
+        p = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        if p.size and (p.min() < 0 or p.max() >= graph.num_nodes):
+            raise OptionError(f"relational: pairs must name nodes 0..{graph.num_nodes - 1}")
+        return np.sum(z[p[:, 0]] * z[p[:, 1]], axis=1)
+
     def predict(self, graph: Graph) -> np.ndarray:
         """Relation scores are pairwise; per node this returns the embedding (score(u, v) = <z_u, z_v>)."""
         return self.embed(graph)

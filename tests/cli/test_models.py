@@ -75,5 +75,31 @@ def test_bad_options_are_clean_errors(graph_file, tmp_path):
     assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "a"), "--method", "nope"]) != 0
     assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "b"), "--method", "gap",
                          "--adjacency", "k-neighbor:3"]) != 0
-    assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "c"), "--task", "link-prediction"]) != 0
+    assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "c"), "--task", "link-prediction",
+                         "--method", "dp-mlp"]) != 0
+    assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "e"), "--task", "link-prediction",
+                         "--adjacency", "node"]) != 0
     assert run_cli(app, ["embed", str(graph_file), "--out", str(tmp_path / "d"), "--method", "dp-mlp"]) != 0
+
+
+def test_train_link_prediction_then_score_pairs(graph_file, tmp_path):
+    out = tmp_path / "lp"
+    res = runner.invoke(app, ["train", str(graph_file), "--out", str(out), "--task", "link-prediction",
+                              "--method", "gap", "--epsilon", "4", "--set", "steps=10", "--set", "test_frac=0.2"])
+    assert res.exit_code == 0, res.output
+    assert "test AUC" in res.output
+    cert = json.loads((out / "certificate.json").read_text())
+    assert "proved" in json.dumps(cert["guarantee"])
+    assert "gap_link.aggregation" in json.dumps(cert) and "gap_link.scorer.dpsgd" in json.dumps(cert)
+    config = json.loads((out / "model" / "config.json").read_text())
+    assert config["task"] == "link-prediction" and config["method"] == "gap-link" and "seed" not in config
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("u,v\n0,1\n2,3\n4,5\n")
+    scores = tmp_path / "scores.csv"
+    res = runner.invoke(app, ["predict", str(out), str(graph_file), "--pairs", str(pairs), "--out", str(scores)])
+    assert res.exit_code == 0, res.output
+    lines = scores.read_text().splitlines()
+    assert lines[0] == "u,v,score" and len(lines) == 4
+    from cli.common import run_cli
+
+    assert run_cli(app, ["predict", str(out), str(graph_file)]) != 0  # a link release needs --pairs
