@@ -117,3 +117,57 @@ def test_attention_refused_under_node_adjacency(data_dir):
     g = small_cora(data_dir, n=100)
     with pytest.raises(OptionError, match="edge adjacency only"):
         GAP(aggregation="attention").fit(g, Budget(epsilon=4.0, delta=1e-5, adjacency="node", accountant="rdp"))
+
+
+def test_attention_edge_probe_sqrt2(data_dir):
+    """Learned attention weights sigmoid(a^T[h_u || h_v]) lie in (0, 1) and depend only on the pair's own public
+    encoder rows and on parameters fitted to earlier releases, so one edge still moves a hop by <= sqrt(2)."""
+    from graphrelease.models.gap import AttentionScorer
+
+    g = small_cora(data_dir)
+
+    def query(graph, rng):
+        torch.manual_seed(int(rng.integers(0, 2**31 - 1)))
+        scorer = AttentionScorer(8)
+        with torch.no_grad():  # large random scores: weights spread over (0, 1), not all near 1/2
+            scorer.a.weight.mul_(20.0)
+        h = _h(graph.num_nodes, rng).float()
+        e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
+        with torch.no_grad():
+            w = scorer(h[e[:, 0]], h[e[:, 1]]).double().numpy()
+        assert 0.0 <= w.min() and w.max() <= 1.0
+        return aggregate_once(adjacency_matrix(graph, w), h).numpy()
+
+    r = probe_sensitivity(query, g, edge_neighbours, declared=aggregation_sensitivity("edge", 0), draws=60,
+                          rng=np.random.default_rng(5))
+    assert_within(r)
+    assert r.max_ratio > 0.3
+
+
+def test_attention_edge_accounting_counts_every_round(data_dir):
+    """Attention re-releases the K hops after each of R refinements: the ledger holds R*K Gaussian mechanisms
+    (sensitivity sqrt 2), the composed epsilon matches opacus' RDP for R*K Gaussians, and at equal epsilon the
+    noise is larger than for the fixed-weight sum (K mechanisms)."""
+    from opacus.accountants.analysis import rdp as opacus_rdp
+
+    from graphrelease.privacy.accountants import compute_epsilon
+
+    g = small_cora(data_dir, n=400)
+    K, R, eps, delta = 2, 3, 1.0, 1e-5
+    b = Budget(epsilon=eps, delta=delta, adjacency="edge", accountant="rdp")
+    m = GAP(aggregation="attention", attention_rounds=R, hops=K, encoder_epochs=3, epochs=3).fit(g, b)
+    entries = list(b.ledger.entries)
+    assert {e.stage for e in entries} == {"gap.aggregation.attention"}
+    assert sum(e.count for e in entries) == R * K
+    assert all(e.mechanism == "gaussian" and e.sensitivity == pytest.approx(math.sqrt(2)) for e in entries)
+    spent = b.spent_epsilon()
+    assert 0.9 * eps <= spent <= eps
+    sigma = entries[0].params["noise_multiplier"] / entries[0].sensitivity
+    orders = [1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 128.0]
+    rdp = opacus_rdp.compute_rdp(q=1.0, noise_multiplier=sigma, steps=R * K, orders=orders)
+    theirs = opacus_rdp.get_privacy_spent(orders=orders, rdp=rdp, delta=delta)[0]
+    assert spent <= theirs * 1.01 and spent >= theirs * 0.9, (spent, theirs)
+    assert compute_epsilon(entries, delta, accountant="rdp") == pytest.approx(spent)
+    b_sum = Budget(epsilon=eps, delta=delta, adjacency="edge", accountant="rdp")
+    m_sum = GAP(hops=K, encoder_epochs=1, epochs=1).fit(g, b_sum)
+    assert m.aggregation_noise_std > 1.5 * m_sum.aggregation_noise_std  # ~sqrt(R) for Gaussians
