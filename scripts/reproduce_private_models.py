@@ -177,6 +177,9 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "reports" / "private_models.md")
     p.add_argument("--render-only", action="store_true")
     p.add_argument("--only-gap-weighted", action="store_true", help="run only the (cheap) GAP weighting comparison")
+    p.add_argument("--only-table2", action="store_true", help="run only the DPDGC Table-2 settings")
+    p.add_argument("--dataset-major", action="store_true",
+                   help="finish every seed of a dataset before the next (cells reach n=seeds sooner)")
     args = p.parse_args()
     torch.set_num_threads(1)
     command = ("OMP_NUM_THREADS=1 .venv/bin/python scripts/reproduce_private_models.py "
@@ -187,9 +190,11 @@ def main() -> None:
         jobs = []
         for seed in range(args.seeds):  # seed-major: every setting gets some seeds early
             for ds in args.datasets.split(","):
-                for _, eps in GAP_WEIGHTED:
+                for _, eps in ([] if args.only_table2 else GAP_WEIGHTED):
                     for agg in ("sum", "similarity"):
                         jobs.append((ds, "gap", "edge", eps, seed, agg))
+                if args.only_table2:  # the GAP edge eps=1 cell is the 'sum' run of the weighting comparison
+                    jobs.append((ds, "gap", "edge", 1.0, seed, "sum"))
                 for adjacency, eps, methods in ([] if args.only_gap_weighted else TABLE2):
                     for m in methods:
                         if m == "dp-mlp" and adjacency.startswith("k-neighbor") and adjacency != "k-neighbor:1":
@@ -197,6 +202,9 @@ def main() -> None:
                         if m == "gap" and adjacency == "edge" and eps == 1.0:
                             continue  # = the 'sum' run of the weighted comparison
                         jobs.append((ds, m, adjacency, eps, seed, ""))
+        if args.dataset_major:
+            order = args.datasets.split(",")
+            jobs.sort(key=lambda j: (order.index(j[0]), j[4]))  # stable: keeps the setting order within a seed
         graphs = {}
         for ds, m, adjacency, eps, seed, agg in jobs:
             key = (ds, m, adjacency, eps, agg, seed)
