@@ -26,6 +26,7 @@ CONFIGS = [  # (method, adjacency, epsilon, options)
     ("gap", "edge", "1", {"encoder_epochs": 5, "epochs": 5}),
     ("gap", "node", "8", {"encoder_epochs": 5, "epochs": 5, "degree_cap": 10}),
     ("dpdgc", "edge", "1", {"encoder_epochs": 2, "epochs": 5}),
+    ("gap-link", "edge", "1", {}),  # link prediction: the 'test acc' column holds the held-out AUC
 ]
 
 CHILD = r"""
@@ -33,13 +34,18 @@ import json, resource, sys, time, torch
 torch.set_num_threads(1)
 sys.path.insert(0, {root!r})
 from graphrelease.io.npz import read_npz
-from graphrelease.train import fit_model
+from graphrelease.train import fit_link_model, fit_model
 g = read_npz({path!r})[0]
 t = time.perf_counter()
-run = fit_model(g, {method!r}, adjacency={adj!r}, epsilon=float({eps!r}), accountant="rdp", options={opts!r})
+if {method!r} == "gap-link":  # includes the hold-out split and the AUC evaluation
+    run, _ = fit_link_model(g, "gap", adjacency={adj!r}, epsilon=float({eps!r}), accountant="rdp", options={opts!r})
+    acc = run.test_auc
+else:
+    run = fit_model(g, {method!r}, adjacency={adj!r}, epsilon=float({eps!r}), accountant="rdp", options={opts!r})
+    acc = run.test_accuracy
 sec = time.perf_counter() - t
 print(json.dumps({{"seconds": sec, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "acc": run.test_accuracy, "spent": run.epsilon_spent}}))
+                  "acc": acc, "spent": run.epsilon_spent}}))
 """
 
 
@@ -48,13 +54,19 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--datasets", default="cora,tolokers")
     p.add_argument("--out", type=Path, default=ROOT / "reports" / "bench_models.md")
+    p.add_argument("--methods", default="", help="only these configs: comma list of METHOD or METHOD:ADJACENCY; rows "
+                   "of other configs already in --out are kept (marked with the command that measured them)")
     args = p.parse_args()
+    wanted = [m for m in args.methods.split(",") if m]
     command = (f"OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_models.py --repeats {args.repeats} "
                f"--datasets {args.datasets}")
     rows = []
+    kept = previous_rows(args.out) if wanted else []
     for ds in args.datasets.split(","):
         path = str(ROOT.parent / "shared" / "data" / "single" / f"{ds}.npz")
         for method, adj, eps, opts in CONFIGS:
+            if wanted and method not in wanted and f"{method}:{adj}" not in wanted:
+                continue
             results = []
             for _ in range(args.repeats):
                 code = CHILD.format(root=str(ROOT), path=path, method=method, adj=adj, eps=eps, opts=opts)
@@ -74,24 +86,50 @@ def main() -> None:
                 row["error"] = results[-1]["error"]
             rows.append(row)
             print(json.dumps(row), flush=True)
-            write_report(rows, args.out, command)  # after every row: a long run leaves a partial table
+            write_report(rows, args.out, command, kept)  # after every row: a long run leaves a partial table
 
 
-def write_report(rows: list[dict], out: Path, command: str) -> None:
+def _key(cells: list[str]) -> tuple[str, ...]:
+    return tuple(c.strip() for c in cells[:5])
+
+
+def previous_rows(out: Path) -> list[tuple[list[str], str]]:
+    """Table rows of an existing report (cells, the command that measured them), to keep beside new rows."""
+    if not out.is_file():
+        return []
+    found, command = [], ""
+    for line in out.read_text().splitlines():
+        if line.startswith("Command: `") or line.startswith("Rows from an earlier invocation (`"):
+            command = line.split("`")[1]
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) >= 9 and cells[0] not in ("dataset", "---"):
+            found.append((cells[:9], cells[9] if len(cells) > 9 else command))
+    return found
+
+
+def write_report(rows: list[dict], out: Path, command: str, kept: list | None = None) -> None:
     lines = [f"<!-- regenerate: {command} -->", "# Private models: fit time and peak memory", "",
              f"Command: `{command}`", "",
              "Median over runs of one `fit_model` call in a fresh process (1 thread; the machine's 2 cores were shared "
              "with other jobs while this ran, so times are upper bounds). Peak memory = process max RSS including "
-             "the interpreter and torch. Accuracy is the held-out test accuracy of these short runs (not tuned).", "",
-             "| dataset | method | adjacency | epsilon | options | runs | fit seconds | peak MB | test acc |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "the interpreter and torch. Accuracy is the held-out test accuracy of these short runs (not tuned; "
+             "for gap-link, link prediction, it is the held-out edge AUC). "
+             "Rows kept from earlier invocations name their command in the last column; the first sessions ran at a "
+             "load average of ~15 on 2 cores, so their times are inflated several-fold.", "",
+             "| dataset | method | adjacency | epsilon | options | runs | fit seconds | peak MB | test acc "
+             "| measured by |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    new_keys = {(r["dataset"], r["method"], r["adjacency"], str(r["epsilon"]), str(r["options"])) for r in rows}
+    for cells, by in kept or []:
+        if _key(cells) not in new_keys:
+            lines.append("| " + " | ".join(cells) + f" | {by} |")
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['dataset']} | {r['method']} | {r['adjacency']} | {r['epsilon']} | {r['options']} | 0 | "
-                         f"failed: {r['error'][:80]} | | |")
+                         f"failed: {r['error'][:80]} | | | {command} |")
         else:
             lines.append(f"| {r['dataset']} | {r['method']} | {r['adjacency']} | {r['epsilon']} | {r['options']} | "
-                         f"{r['runs']} | {r['seconds']:.1f} | {r['peak_mb']:.0f} | {r['acc']:.3f} |")
+                         f"{r['runs']} | {r['seconds']:.1f} | {r['peak_mb']:.0f} | {r['acc']:.3f} | {command} |")
     out.write_text("\n".join(lines) + "\n")
 
 

@@ -99,7 +99,8 @@ def register(app: typer.Typer) -> None:
         release: Path = typer.Argument(..., help="A model release written by `graphrelease train`."),
         input: Path = typer.Argument(..., help="Graph to run the released model on (your own data; no budget)."),
         out: Optional[Path] = typer.Option(None, "--out", help="CSV of node,prediction (u,v,score) to write."),
-        pairs: Optional[Path] = typer.Option(None, "--pairs", help="Link-prediction release: CSV of u,v pairs to score."),
+        pairs: Optional[Path] = typer.Option(None, "--pairs",
+                                             help="Link-prediction release: CSV of u,v pairs to score."),
     ) -> None:
         """Run a released model on new data (post-processing: spends no budget; the output is not a release)."""
         from graphrelease.train import predict_release
