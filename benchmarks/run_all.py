@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from suite import DATASETS, ROOT, measure  # noqa: E402
+from suite import DATASETS, ROOT, measure, warm  # noqa: E402
 
 CLASSICAL = ["chung_lu", "randomized_response", "dpdk", "tmf", "privgraph", "dp_dcsbm"]
 QUICK_DATASETS = ["cora", "facebook"]
@@ -92,11 +92,11 @@ def machine_state() -> dict:
             "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
-def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool = False) -> dict:
+def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool = False, fork: bool = False) -> dict:
     """Median over ``runs`` fresh-process runs (+ one traced run). Stops at the first error."""
     results = []
     for _ in range(runs):
-        r = measure(spec, timeout=timeout, inline=inline)
+        r = measure(spec, timeout=timeout, inline=inline, fork=fork)
         log(spec, r)
         if "error" in r:
             return {"error": r["error"]}
@@ -108,7 +108,7 @@ def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool =
         if k in results[-1]:
             out[k] = results[-1][k]
     if trace:
-        r = measure(dict(spec, trace=True), timeout=timeout * 20)
+        r = measure(dict(spec, trace=True), timeout=timeout * 20, fork=fork)
         log(dict(spec, trace=True), r)
         out["traced_peak_mib"] = r.get("traced_peak_mib")
     return out
@@ -123,7 +123,10 @@ def render(rows: list[dict], args, state0: dict, state1: dict, command: str, ski
              "(the `load` column is the 1-min load average when the cell started), so wall times are upper bounds "
              "for an idle machine.", "",
              f"Every time is the **median of {args.runs} runs, each in a fresh subprocess** (`benchmarks/suite.py`; "
-             "the `runs` column says where fewer ran): wall time of the stage alone. Input loading and module "
+             "the `runs` column says where fewer ran)"
+             + (", forked from a parent that has done the imports once (`--fork`: a new process with its own "
+                "memory and rusage, but no per-run interpreter start-up)" if getattr(args, "fork", False) else "")
+             + ": wall time of the stage alone. Input loading and module "
              "imports happen before the timer, including the accounting libraries that `graphrelease.privacy` "
              "imports lazily on first use; that one-time cost, which a fresh CLI process pays once, is the "
              "`imports` rows. Peak RSS = max `ru_maxrss` over the runs (whole process, incl. the "
@@ -207,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                         "reported as a measured limit and the cell's remaining runs are skipped")
     p.add_argument("--budget-min", type=float, default=None,
                    help="start no new cell after this many minutes; the report lists the cells left out")
+    p.add_argument("--fork", action="store_true",
+                   help="fork each run from this (pre-imported) process instead of starting a new interpreter "
+                        "(suite.measure: cuts ~20 s of start-up per run on a loaded machine)")
     p.add_argument("--workdir", default=None)
     p.add_argument("--inline", action="store_true",
                    help="run the stages in this process (fast self-test only: peak RSS is not per stage)")
@@ -234,10 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     def run_cell(spec: dict, runs: int) -> dict:
         load1 = os.getloadavg()[0]
         timeout = args.slow_timeout if spec.get("method") in SLOW and args.slow_timeout else args.timeout
-        out = cell(spec, runs, trace, timeout, log, args.inline)
+        out = cell(spec, runs, trace, timeout, log, args.inline, args.fork)
         out["load1"] = load1
         return out
 
+    if args.fork:
+        warm()
     state0 = machine_state()
     rows: list[dict] = []
     skipped: list[str] = []

@@ -51,3 +51,15 @@ def test_measure_runs_a_stage_in_a_fresh_process(data_dir):
     assert "error" not in r, r
     assert (r["nodes"], r["edges"]) == (2708, 5278)
     assert 0 < r["seconds"] < 60 and r["maxrss_mib"] > 50 and r["traced"] is False
+
+
+def test_measure_forked_child_reports_result_and_timeout(data_dir, tmp_path):
+    from suite import warm
+
+    warm()  # what run_all.py --fork does once before forking every run
+    r = measure({"stage": "load", "path": str(data_dir / "single" / "cora.npz")}, timeout=300, fork=True)
+    assert "error" not in r, r
+    assert (r["nodes"], r["edges"]) == (2708, 5278) and r["maxrss_mib"] > 50
+    spec = {"stage": "fit", "dataset": "cora", "method": "dpdk", "release": str(tmp_path / "rel")}
+    r = measure(dict(spec, path=str(data_dir / "single" / "cora.npz")), timeout=0.05, fork=True)
+    assert r == {"error": "timeout after 0 s"}
