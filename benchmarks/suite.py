@@ -1,7 +1,7 @@
 """Measurement core of the benchmark suite (``benchmarks/run_all.py``, ``make bench``).
 
 Every measurement runs in a FRESH subprocess (``python benchmarks/suite.py child '<json spec>'``) so peak memory of
-one stage never leaks into the next: the child reports the stage's wall time, the ``tracemalloc`` peak during the
+one stage never leaks into the next: the child reports the stage's wall time and CPU time, the ``tracemalloc`` peak during the
 stage (Python objects and numpy buffers; torch tensors are not traced; only when ``spec["trace"]``, because
 tracemalloc slows Python-heavy stages by orders of magnitude, so traced runs are not used for timing) and the
 process's ``ru_maxrss`` (whole process incl. the Python/numpy/torch runtime).
@@ -110,6 +110,7 @@ def run_stage(spec: dict) -> dict:
     trace = bool(spec.get("trace"))
     if trace:  # tracemalloc slows Python-heavy code (and imports) by up to 1000x: traced runs are not timed
         tracemalloc.start()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     if stage == "imports":
         _import_core()
@@ -146,7 +147,8 @@ def run_stage(spec: dict) -> dict:
     else:
         raise ValueError(f"unknown stage {stage}")
     seconds = time.perf_counter() - t0
-    out = {"seconds": seconds, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    # CPU time of this (single-threaded) process: on the shared machine wall time also counts waiting for a core.
+    out = {"seconds": seconds, "cpu_seconds": time.process_time() - c0, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "traced": trace}
     if trace:
         out["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
