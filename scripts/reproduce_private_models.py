@@ -170,21 +170,22 @@ def render(results: Path, out: Path, command: str) -> None:
         "released and charged); DPDGC with row-normalised W in the forward pass, group sensitivity 2C*g "
         "(g = 2 / k+1 / D+1), group amplification by the joint-convexity bound, Z release sensitivity "
         "sqrt(2) / sqrt(k^2+k) / sqrt(D^2+D). Replace-one DP-SGD stages are charged with the closed-form "
-        "joint-convexity bound (looser than the exact replace-one pair). The papers' accuracies are NOT "
-        "reproduced beside ours: the published tables were not available offline in this session, and we do "
-        "not quote numbers from memory.",
+        "joint-convexity bound (looser than the exact replace-one pair). Published numbers are printed beside "
+        "ours only from `scripts/paper_numbers.py` (hand transcriptions of retrieved paper text, each labelled with "
+        "its source); when that file is absent or holds no values there is no 'paper' column: we do not quote "
+        "numbers from memory.",
         "",
-        "Seeds: the target is 5 seeds per cell; each cell shows n, the number of seeds that finished. On the "
-        "shared machine (load average ~15 on 2 cores while this ran) the full table did not finish in the session, "
-        "so most Table-2 cells have n = 1-2 and CiteSeer has only the GAP weighting rows; rerun the command (it "
-        "resumes from reports/private_models.jsonl) for the rest. A std of 0.0 with n=1 is not a measured spread. "
+        "Seeds: the target is 5 seeds per cell; each cell shows n, the number of seeds that finished (a std of 0.0 "
+        "with n=1 is not a measured spread). The runs share a 2-core machine with other jobs (load average ~15 in "
+        "the first session, ~5-6 in the second), one run at a time at `nice 5`; cells with n < 5 had not been "
+        "reached when the session ended; rerun the command (it resumes from reports/private_models.jsonl, and "
+        "`--only-table2 --dataset-major` fills Table-2 cells dataset by dataset). "
         "DPDGC gives its topology stages (DP-Emb + Z) half of epsilon (`graph_share=0.5`) and the private "
         "classifier the rest; under edge adjacency the classifier is free and the topology stages get all of it.",
         "",
-        "DPDGC column: all DPDGC runs of this session were measured before commit 1675787 (the classifier now "
-        "reads the row-normalised released Z; before, the unnormalised noisy Z swamped the feature channel and "
-        "k-neighbor/node accuracies were ~18-24%, i.e. a bug, not a property of the method). Those rows were "
-        "discarded; cells show only runs made with the fixed code, if any.",
+        "DPDGC column: DPDGC runs measured before commit 1675787 (when the unnormalised noisy Z swamped the "
+        "classifier's feature channel: k-neighbor/node accuracies ~18-24%, a bug, not a property of the method) were "
+        "discarded; every DPDGC cell here comes from the fixed code.",
         "",
         "DP-MLP reads no edges: under edge adjacency it is a non-private MLP on public features/labels (epsilon "
         "spent 0); under k-neighbor adjacency its cost does not depend on k (one example replaced), so the same "

@@ -188,6 +188,7 @@ class GAPLink(PrivateModel):
         self.mean: torch.Tensor | None = None
         self.aggregation_noise_std = 0.0
         self.noise_multiplier = 0.0
+        self.steps = 0  # DP-SGD steps the fit ran (0 for scorer 'dot')
         self.used_seed = False
         self.public_assumptions: dict[str, str] = {}
         self._cache: tuple[Graph, torch.Tensor] | None = None
@@ -244,7 +245,6 @@ class GAPLink(PrivateModel):
             raise OptionError(f"gap link prediction: no supervision edges at sup_frac={c.sup_frac}")
         self._fit_projection(graph)
         n = graph.num_nodes
-
         self.steps = 0 if c.scorer == "dot" else c.steps
 
         def entries(s: float) -> list[LedgerEntry]:

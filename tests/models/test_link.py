@@ -155,3 +155,13 @@ def test_node_adjacency_refused(data_dir):
     with pytest.raises(OptionError, match="edge only"):
         GAPLink().fit(small_cora(data_dir, n=100), Budget(epsilon=4.0, delta=1e-5, adjacency="node",
                                                           accountant="rdp"))
+
+
+def test_dot_scorer_charges_only_the_aggregation(data_dir):
+    g = small_cora(data_dir, n=300)
+    train, test = holdout_split(g, test_frac=0.2, seed=1)
+    b = Budget(epsilon=2.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    m = GAPLink(scorer="dot").fit(train, b)
+    assert [e.stage for e in b.ledger.entries] == ["gap_link.aggregation"] and m.steps == 0
+    assert 1.9 <= b.spent_epsilon() <= 2.0
+    assert 0.0 <= held_out_auc(m.score_pairs, train, test, g, seed=1) <= 1.0
