@@ -31,14 +31,18 @@ def audit(
     motif_size: int = typer.Option(4, "--motif-size", help="Largest graphlet size counted (3, 4 or 5; 5 is slow)."),
     fast: bool = typer.Option(False, "--fast", help="Fewer training epochs for the downstream models."),
     canary_runs: int = typer.Option(0, "--canary-runs", help="Empirical privacy audit: re-fit each release's method "
-                                                             "this many times, half with a canary edge, and report a "
+                                                             "this many times, half with a canary, and report a "
                                                              "lower bound on epsilon (0 = off; 200+ for a useful "
-                                                             "bound)."),
+                                                             "bound). The canary follows the certificate's "
+                                                             "adjacency: an edge, a node (model releases) or a "
+                                                             "whole graph (collections)."),
     refit_attack: bool = typer.Option(False, "--refit-attack", help="Seed link-inference protocol: hide 20% of "
                                                                     "the edges, re-fit each release's method on "
                                                                     "the rest, predict the hidden links."),
     canary_nodes: int = typer.Option(300, "--canary-nodes", help="Canary audit on the induced subgraph of at most "
                                                                  "this many highest-degree nodes."),
+    canary_graphs: int = typer.Option(100, "--canary-graphs", help="Graph-canary audit on a uniform sample of at "
+                                                                   "most this many original graphs."),
     seed: int = typer.Option(0, "--seed", help="Seed of the audit's own sampling (the audit is internal)."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the plots in the HTML report."),
 ) -> int:
@@ -71,6 +75,7 @@ def audit(
 
         result = run_audit(orig, list(release), tasks=tasks, attacks=attacks, motif_size=motif_size, seed=seed,
                            fast=fast, canary_runs=canary_runs, canary_max_nodes=canary_nodes,
+                           canary_max_graphs=canary_graphs,
                            refit_attack=refit_attack, progress=on_stage)
     written = write_report(result, report, release_dirs=release, plots=not no_plots)
     if as_json:

@@ -196,19 +196,21 @@ def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", 
         return rel
     cert_path = path / "certificate.json"
     graph_dir = path / "graphs"
-    if not graph_dir.is_dir():
+    model_only = not graph_dir.is_dir() and (path / "model" / "config.json").is_file() and cert_path.is_file()
+    if not graph_dir.is_dir() and not model_only:
         raise InputFormatError(
-            f"'{path}' has no graphs/ directory: the audit needs a release with synthetic graphs "
-            "(model-only releases are audited through run_audit(..., edge_scorers=...))"
+            f"'{path}' has no graphs/ directory: the audit needs a release with synthetic graphs, or a model "
+            "release (model/config.json + certificate.json) for the canary audit"
         )
-    files = sorted(p for p in graph_dir.iterdir()
-                   if p.is_file() and p.name != "graph_labels.csv" and p.name.endswith(GRAPH_SUFFIXES))
-    if not files:
-        raise InputFormatError(f"'{graph_dir}' holds no graph files")
     graphs: list[Graph] = []
-    for f in files:
-        data = _read_graph_file(f)
-        graphs.extend(data.graphs if isinstance(data, GraphCollection) else [data])
+    if not model_only:
+        files = sorted(p for p in graph_dir.iterdir()
+                       if p.is_file() and p.name != "graph_labels.csv" and p.name.endswith(GRAPH_SUFFIXES))
+        if not files:
+            raise InputFormatError(f"'{graph_dir}' holds no graph files")
+        for f in files:
+            data = _read_graph_file(f)
+            graphs.extend(data.graphs if isinstance(data, GraphCollection) else [data])
     rel = ReleaseInput(label=label or path.name, graphs=graphs, path=str(path))
     if cert_path.is_file():
         try:
@@ -221,7 +223,7 @@ def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", 
 
         rel.integrity = check_manifest(path)
     labels_path = graph_dir / "graph_labels.csv"
-    if labels_path.is_file():
+    if not model_only and labels_path.is_file():
         rel.graph_labels = _read_graph_labels(labels_path, len(graphs))
     if label is None and rel.method:
         eps = f" eps={rel.epsilon:.3g}" if rel.epsilon is not None else ""
@@ -471,29 +473,90 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
     result.attacks[rel.label] = out
 
 
-def _canary_audit_stage(result: AuditResult, original: Graph, rel: ReleaseInput, *, runs: int, max_nodes: int,
-                        seed: int, progress: ProgressFn) -> None:
-    """Re-fit the release's method (from its certificate) with and without canary edges; see audit.empirical."""
-    from graphrelease.audit.empirical import generator_train_and_score, run_canary_audit
+def _model_factory(rel: ReleaseInput) -> Callable[[], Any] | None:
+    """Constructor of a model release's method with the released hyper-parameters (``model/config.json``)."""
+    from dataclasses import fields, is_dataclass
 
-    make = _method_factory(rel)
-    if make is None:
-        result.notes.append(f"{rel.label}: canary audit skipped (certificate names no registered generator with "
-                            "epsilon and delta)")
-        return
-    graph = original
-    if graph.num_nodes > max_nodes:
-        top = np.sort(np.argsort(-graph.degrees(), kind="stable")[:max_nodes])
-        graph = graph.induced_subgraph(top)
-        result.notes.append(f"{rel.label}: canary audit on the induced subgraph of the {max_nodes} highest-degree "
-                            "nodes (re-fitting the method many times on the whole graph is too costly)")
-    claimed = rel.epsilon  # the stated epsilon, also when the guarantee is none: the audit tests that statement
-    res = run_canary_audit(
-        graph, generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta),
-        runs=runs, delta=rel.delta, claimed_epsilon=claimed, rng=np.random.default_rng(seed),
-        label=f"{rel.label} (re-fitted {rel.method}{'/' + rel.mode if rel.mode else ''})",
-        progress=lambda done, total: progress(f"canary audit {rel.label}: run {done}/{total}", done, total),
-    )
+    from graphrelease.models import MODELS
+
+    if rel.method is None or rel.method not in MODELS or rel.epsilon is None or rel.delta is None:
+        return None
+    cls = MODELS.get(rel.method)
+    config: dict[str, Any] = {}
+    if rel.path is not None and (Path(rel.path) / "model" / "config.json").is_file():
+        config = json.loads((Path(rel.path) / "model" / "config.json").read_text())
+    probe = cls()
+    names = {f.name for f in fields(probe.config)} if is_dataclass(getattr(probe, "config", None)) else set()
+    # the seed is never released (and a seeded re-fit would be uncertified); everything else is the released setting
+    options = {k: v for k, v in config.items() if k in names and k != "seed"}
+    return lambda: cls(**options)
+
+
+def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, rel: ReleaseInput, *, runs: int,
+                        max_nodes: int, max_graphs: int, seed: int, progress: ProgressFn) -> None:
+    """Re-fit the release's method (from its certificate) with and without a canary; see audit.empirical.
+
+    The canary kind follows the certificate's adjacency: ``edge`` (one graph), ``node`` (a private model of one
+    graph) or ``graph`` (a collection generator). The stated epsilon is audited also when the guarantee is none:
+    the audit tests that statement.
+    """
+    from graphrelease.audit import empirical as emp
+
+    kind = (rel.adjacency or "edge").split(":")[0]
+    is_coll = isinstance(original, GraphCollection)
+    rng = np.random.default_rng(seed)
+    label_of = f"{rel.label} (re-fitted {rel.method}{'/' + rel.mode if rel.mode else ''})"
+
+    def on_run(done: int, total: int) -> None:
+        progress(f"canary audit {rel.label}: run {done}/{total}", done, total)
+
+    def skip(why: str) -> None:
+        result.notes.append(f"{rel.label}: canary audit skipped ({why})")
+
+    if kind not in emp.CANARY_KINDS:
+        return skip(f"no canary audit for adjacency '{kind}'; edge, node and graph are supported")
+    if kind == "graph":
+        if not is_coll:
+            return skip("graph adjacency needs the original collection")
+        make = _method_factory(rel)
+        if make is None:
+            return skip("certificate names no registered generator with epsilon and delta")
+        coll = original
+        if len(coll) > max_graphs:
+            coll = coll.subset(np.sort(rng.choice(len(coll), size=max_graphs, replace=False)).tolist())
+            result.notes.append(f"{rel.label}: canary audit on a uniform sample of {max_graphs} of the "
+                                f"{len(original)} original graphs (re-fitting many times on all is too costly)")
+        res = emp.run_graph_canary_audit(
+            coll, emp.collection_generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta),
+            runs=runs, delta=rel.delta, claimed_epsilon=rel.epsilon, rng=rng, label=label_of, progress=on_run)
+    else:
+        if is_coll:
+            return skip(f"{kind} canaries need one large graph; the original is a collection")
+        graph = original
+        if graph.num_nodes > max_nodes:
+            top = np.sort(np.argsort(-graph.degrees(), kind="stable")[:max_nodes])
+            graph = graph.induced_subgraph(top)
+            result.notes.append(f"{rel.label}: canary audit on the induced subgraph of the {max_nodes} "
+                                "highest-degree nodes (re-fitting the method many times on the whole graph is too "
+                                "costly)")
+        if kind == "edge":
+            make = _method_factory(rel)
+            if make is None:
+                return skip("certificate names no registered generator with epsilon and delta")
+            res = emp.run_canary_audit(
+                graph, emp.generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta),
+                runs=runs, delta=rel.delta, claimed_epsilon=rel.epsilon, rng=rng, label=label_of, progress=on_run)
+        else:
+            make = _model_factory(rel)
+            if make is None:
+                return skip("certificate names no registered private model with epsilon and delta")
+            if graph.labels is None:
+                return skip("node canaries score a classifier and the original has no node labels")
+            canary = emp.choose_canary_node(graph, rng, slot=emp.model_canary_slot(make, graph.num_nodes))
+            res = emp.run_node_canary_audit(
+                graph, emp.model_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta),
+                runs=runs, delta=rel.delta, claimed_epsilon=rel.epsilon, rng=rng, canary=canary, label=label_of,
+                progress=on_run)
     d = res.to_dict()
     d["guarantee"] = rel.guarantee
     result.empirical.append(d)
@@ -511,6 +574,7 @@ def run_audit(
     motif_size: int = 4,
     canary_runs: int = 0,
     canary_max_nodes: int = 300,
+    canary_max_graphs: int = 100,
     refit_attack: bool = False,
     seed: int = 0,
     fast: bool = False,
@@ -541,7 +605,10 @@ def run_audit(
         certificate) on the rest, align by degree, and score the hidden edges.
     canary_runs:
         When > 0, an empirical privacy audit per release: its certificate's method is re-fitted ``canary_runs``
-        times (half with a canary edge) on the original (at most ``canary_max_nodes`` highest-degree nodes).
+        times, half of them with a canary, and a lower bound on epsilon is reported beside the stated one. The
+        canary follows the certificate's adjacency: an edge (graph releases; at most ``canary_max_nodes``
+        highest-degree nodes of the original), a node (model releases under node adjacency, same subgraph) or a
+        whole graph (collection releases under graph adjacency; at most ``canary_max_graphs`` original graphs).
     """
     unknown = set(tasks) - set(TASKS)
     if unknown:
@@ -574,7 +641,12 @@ def run_audit(
         releases=[r.summary() for r in rels],
         legend=dict(LEGEND),
     )
+    # Model releases (no synthetic graphs) take part in the canary audit only.
+    graph_rels = [r for r in rels if r.graphs]
     for r in rels:
+        if not r.graphs:
+            result.notes.append(f"{r.label}: a model release without synthetic graphs: only the canary audit "
+                                "(--canary-runs) applies to it")
         if r.certificate is not None and r.guarantee != "proved":
             result.notes.append(f"{r.label}: guarantee {r.guarantee or 'missing'}"
                                 f"{' (' + r.guarantee_reason + ')' if r.guarantee_reason else ''}; "
@@ -597,7 +669,7 @@ def run_audit(
             if is_coll and len(orig_graphs) > len(sample):
                 result.notes.append(f"collection statistics averaged over {len(sample)} of {len(orig_graphs)} "
                                     "original graphs (uniform sample)")
-            for r in rels:
+            for r in graph_rels:
                 gs = _subsample(r.graphs, COLLECTION_STAT_GRAPHS, rng)
                 if is_coll:
                     per = [_stats_over(gs, seed=seed, spectrum=False)]
@@ -612,32 +684,29 @@ def run_audit(
 
             result.legend.update({f"stat:{k}": v for k, v in STATISTIC_LEGEND.items()})
         elif stage == "motifs":
-            _motif_stage(result, orig_graphs, rels, seed=seed, motif_size=motif_size, rng=rng)
+            _motif_stage(result, orig_graphs, graph_rels, seed=seed, motif_size=motif_size, rng=rng)
         elif stage == "mmd":
-            if is_coll or any(len(r.graphs) > 1 for r in rels):
-                _mmd_stage(result, orig_graphs, rels, rng)
+            if is_coll or any(len(r.graphs) > 1 for r in graph_rels):
+                _mmd_stage(result, orig_graphs, graph_rels, rng)
             else:
                 result.notes.append("MMD skipped: it compares sets of graphs and every input here is one graph")
         elif stage == "downstream":
-            for r in rels:
+            for r in graph_rels:
                 _downstream_stage(result, orig, r, seed=seed, fast=fast)
         elif stage == "attacks":
             if is_coll:
                 result.notes.append("structure attacks skipped: they need one large graph with node identities")
             else:
-                for r in rels:
+                for r in graph_rels:
                     _attack_stage(result, orig, r, attacks, seed=seed, edge_scorers=edge_scorers or {},
                                   refit=refit_attack)
         elif stage == "empirical":
             for e in empirical:
                 result.empirical.append(e.to_dict() if hasattr(e, "to_dict") else dict(e))
             if canary_runs:
-                if is_coll:
-                    result.notes.append("canary audit skipped: edge canaries need one large graph")
-                else:
-                    for r in rels:
-                        _canary_audit_stage(result, orig, r, runs=canary_runs, max_nodes=canary_max_nodes,
-                                            seed=seed, progress=report)
+                for r in rels:
+                    _canary_audit_stage(result, orig, r, runs=canary_runs, max_nodes=canary_max_nodes,
+                                        max_graphs=canary_max_graphs, seed=seed, progress=report)
         timings[stage] = time.perf_counter() - t
     report("done", total, total)
     result.timings = timings

@@ -39,10 +39,12 @@ ATTACK_LEGEND = {
 }
 
 EMPIRICAL_LEGEND = (
-    "Empirical audit: canary edges inserted in half of the runs; eps lower bound = max over thresholds and the four "
-    "(tail, ordering) events of log((TPR_lo - delta) / FPR_hi) with Clopper-Pearson bounds at the stated "
-    "confidence, Bonferroni-corrected over all tests. It must not exceed the certified epsilon for the group of k "
-    "canaries (k*eps by group privacy); 'violation' says it does, i.e. the mechanism is less private than certified."
+    "Empirical audit: a canary (an edge, a node or a whole graph, per the certificate's adjacency) inserted in half "
+    "of the runs; attack = the release's score for the canary that gave the bound (several attacks are "
+    "Bonferroni-corrected); eps lower bound = max over thresholds and the four (tail, ordering) events of "
+    "log((TPR_lo - delta) / FPR_hi) with Clopper-Pearson bounds at the stated confidence, Bonferroni-corrected "
+    "over all tests. It must not exceed the certified epsilon for the group of k canaries (k*eps by group "
+    "privacy); 'violation' says it does, i.e. the mechanism is less private than certified."
 )
 
 
@@ -178,9 +180,9 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], 
     if d.get("empirical"):
         out.append((
             "Empirical privacy audit",
-            ["mechanism", "runs (in/out)", "canaries k", "eps lower bound", "confidence", "event", "TPR / FPR",
+            ["mechanism", "canary", "attack", "runs (in/out)", "canaries k", "eps lower bound", "confidence", "event", "TPR / FPR",
              "stated eps (group of k)", "delta (group)", "guarantee", "violation"],
-            [[e.get("label") or "-", f"{e['runs_in']}/{e['runs_out']}", fmt(e["canaries_per_run"]),
+            [[e.get("label") or "-", e.get("kind", "edge"), e.get("attack", "score"), f"{e['runs_in']}/{e['runs_out']}", fmt(e["canaries_per_run"]),
               fmt(e["epsilon_lower"]), fmt(e["confidence"]), e["bound"]["event"],
               f"{fmt(e['bound']['tpr'])} / {fmt(e['bound']['fpr'])}", fmt(e.get("claimed_group_epsilon")),
               fmt(e.get("claimed_group_delta")), fmt(e.get("guarantee")), fmt(e.get("violation"))]

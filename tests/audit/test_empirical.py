@@ -139,3 +139,123 @@ def test_audit_of_registered_randomized_response_generator(cora_small):
     # the canary attack sees exactly that rate, so the mechanism is in fact eps/2-DP per edge.
     assert res.bound.tpr == pytest.approx(math.exp(eps / 2) / (1 + math.exp(eps / 2)), abs=0.08)
     assert 0.3 < res.epsilon_lower <= eps / 2 + 0.1
+
+
+# ---------------------------------------------------------------------------------------------------- node canaries
+@pytest.fixture(scope="module")
+def cora_small_labelled(data_dir) -> Graph:
+    """The 80 highest-degree Cora nodes with bag-of-words features and class labels (node canaries score a
+    classifier)."""
+    from graphrelease.io import read_graph
+
+    g = read_graph(data_dir / "single" / "cora.npz").data
+    small = g.induced_subgraph(np.sort(np.argsort(-g.degrees(), kind="stable")[:80]))
+    assert small.features is not None and small.labels is not None
+    return small
+
+
+def test_node_canary_pair_differs_in_one_slot_only(cora_small_labelled):
+    from graphrelease.audit.empirical import choose_canary_node, node_canary_graphs
+
+    g = cora_small_labelled
+    c = choose_canary_node(g, np.random.default_rng(7), slot=5, degree=3)
+    with_c, without = node_canary_graphs(g, c)
+    assert with_c.num_nodes == without.num_nodes == g.num_nodes + 1
+    assert with_c.num_edges == g.num_edges + 3 and without.num_edges == g.num_edges
+    assert int(with_c.labels[5]) == c.label >= 0 and int(without.labels[5]) == -1
+    assert without.degrees()[5] == 0 and with_c.degrees()[5] == 3
+    x_with, x_without = with_c.dense_features(), without.dense_features()
+    assert not x_without[5].any() and np.array_equal(x_with[5], c.features)
+    # Every other slot is the base graph, shifted past the canary's slot.
+    others = np.delete(np.arange(g.num_nodes + 1), 5)
+    assert without.induced_subgraph(others).structurally_equal(g)
+    assert np.array_equal(x_with[others], g.dense_features())
+    assert np.array_equal(with_c.labels[others], g.labels)
+
+
+def test_node_audit_flags_noiseless_class_sums(cora_small_labelled):
+    from graphrelease.audit.empirical import class_sums_train_and_score, run_node_canary_audit
+
+    res = run_node_canary_audit(cora_small_labelled, class_sums_train_and_score(1.0, noise=False), runs=400,
+                                delta=1e-5, claimed_epsilon=1.0, rng=np.random.default_rng(11))
+    assert res.kind == "node" and res.runs_in == res.runs_out == 200
+    assert res.epsilon_lower > 3.0 and res.violation
+
+
+def test_node_audit_honest_class_sums_stays_below_claim(cora_small_labelled):
+    from graphrelease.audit.empirical import choose_canary_node, class_sums_train_and_score, run_node_canary_audit
+
+    # One non-zero feature puts the clipped row's whole norm in one Laplace coordinate: the likelihood-ratio attack
+    # is then a unit shift of one Laplace(1/eps) variable, and the bound should come close to eps.
+    canary = choose_canary_node(cora_small_labelled, np.random.default_rng(12), feature_nonzeros=1)
+    res = run_node_canary_audit(cora_small_labelled, class_sums_train_and_score(1.0), runs=1000, delta=1e-5,
+                                claimed_epsilon=1.0, rng=np.random.default_rng(13), canary=canary)
+    assert 0.3 < res.epsilon_lower <= 1.0 and not res.violation
+
+
+def test_node_audit_flags_a_model_trained_without_noise(cora_small_labelled):
+    """DP-MLP trained with no noise (an unlimited budget) while claiming eps=0.5: the canary's loss gives it away."""
+    from graphrelease.audit.empirical import (
+        choose_canary_node,
+        model_canary_slot,
+        model_train_and_score,
+        run_node_canary_audit,
+    )
+    from graphrelease.models import MODELS
+
+    def make():
+        return MODELS.get("dp-mlp")(epochs=10, hidden=32)
+
+    g = cora_small_labelled
+    canary = choose_canary_node(g, np.random.default_rng(14), slot=model_canary_slot(make, g.num_nodes))
+    res = run_node_canary_audit(g, model_train_and_score(make, epsilon=math.inf, delta=1e-5), runs=150,
+                                delta=1e-5, claimed_epsilon=0.5, rng=np.random.default_rng(15), canary=canary)
+    assert res.attack == "log_prob"
+    assert res.epsilon_lower > 3 * 0.5 and res.violation
+
+
+# ---------------------------------------------------------------------------------------------------- graph canaries
+@pytest.fixture(scope="module")
+def mutag(data_dir):
+    from graphrelease.io import read_graph
+
+    return read_graph(data_dir / "collections" / "MUTAG").data
+
+
+def test_graph_canary_is_a_rare_sized_clique(mutag):
+    from graphrelease.audit.empirical import choose_canary_graph, with_canary_graph
+
+    c = choose_canary_graph(mutag, np.random.default_rng(0))
+    sizes = np.array([g.num_nodes for g in mutag])
+    assert c.num_edges == c.num_nodes * (c.num_nodes - 1) // 2
+    counts = np.bincount(sizes, minlength=sizes.max() + 1)
+    assert counts[c.num_nodes] == counts[max(3, sizes.min()):sizes.max() + 1].min()
+    bigger = with_canary_graph(mutag, c)
+    assert len(bigger) == len(mutag) + 1 and bigger.graphs[-1] is c and bigger.graph_labels.shape == (len(mutag) + 1,)
+
+
+def test_graph_audit_reference_histogram_broken_and_honest(mutag):
+    from graphrelease.audit.empirical import run_graph_canary_audit, size_histogram_train_and_score
+
+    broken = run_graph_canary_audit(mutag, size_histogram_train_and_score(1.0, noise=False), runs=400, delta=1e-5,
+                                    claimed_epsilon=1.0, rng=np.random.default_rng(21))
+    assert broken.kind == "graph" and broken.epsilon_lower > 3.0 and broken.violation
+    honest = run_graph_canary_audit(mutag, size_histogram_train_and_score(1.0), runs=2000, delta=1e-5,
+                                    claimed_epsilon=1.0, rng=np.random.default_rng(22))
+    assert 0.3 < honest.epsilon_lower <= 1.0 and not honest.violation
+
+
+def test_graph_audit_flags_a_non_private_generator_claiming_epsilon(mutag):
+    """The non-private GVAE fitted on a collection releases the exact node-count distribution: a canary graph of a
+    size no other graph has shows up in every in-run and in no out-run."""
+    from graphrelease.audit.empirical import collection_generator_train_and_score, run_graph_canary_audit
+    from graphrelease.generators import GENERATORS
+
+    small = mutag.subset(range(20))
+    tas = collection_generator_train_and_score(lambda: GENERATORS.get("gvae")(epochs=1, max_nodes=32),
+                                               epsilon=math.inf, delta=1e-5)
+    res = run_graph_canary_audit(small, tas, runs=100, delta=1e-5, claimed_epsilon=0.25,
+                                 rng=np.random.default_rng(23))
+    assert res.attack == "node_count_probability"
+    assert set(res.attacks) == {"node_count_probability", "decoder_log_likelihood"}
+    assert res.epsilon_lower > 4 * 0.25 and res.violation

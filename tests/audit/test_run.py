@@ -175,3 +175,40 @@ def test_canary_audit_refits_the_release_method(tmp_path, citeseer_lcc):
     assert 0.4 < hidden["release"]["auc"] < hidden["reference"]["auc"]
     assert hidden["reference"]["auc"] > 0.65
     assert any("hidden-link attack skipped" in n for n in res.notes)
+
+
+@pytest.mark.slow
+def test_node_canary_for_a_node_adjacency_model_release(tmp_path, data_dir):
+    """A model release under node adjacency gets a node canary and skips the structure stages. Two runs: this pins
+    the wiring, not a bound. Slow: every DP-MLP fit calibrates its noise (about 5 CPU-s)."""
+    from graphrelease.train import train_model
+
+    cora = read_graph(data_dir / "single" / "cora.npz").data
+    small = cora.induced_subgraph(np.sort(np.argsort(-cora.degrees(), kind="stable")[:60]))
+    model_rel = tmp_path / "mlp"
+    train_model(small, model_rel, method="dp-mlp", adjacency="node", epsilon=1.0, options={"epochs": 1})
+    res = run_audit(small, [model_rel], tasks=("statistics",), attacks=(), canary_runs=2, canary_max_nodes=60)
+    (e,) = res.empirical
+    assert e["kind"] == "node" and e["attack"] == "log_prob" and e["runs"] == 2
+    assert 0.9 < e["claimed_epsilon"] <= 1.0
+    assert e["canary"]["label"] >= 0 and "dp-mlp" in e["label"]
+    assert res.table1 == [] and any("model release" in n for n in res.notes)
+
+
+def test_graph_canary_for_a_graph_adjacency_collection_release(tmp_path, data_dir):
+    """A collection release under graph adjacency gets a whole-graph canary. Two runs: pins the wiring."""
+    from graphrelease.release import ReleaseWriter
+
+    mutag = read_graph(data_dir / "collections" / "MUTAG").data.subset(range(20))
+    coll_rel = tmp_path / "gvae"
+    with ReleaseWriter(coll_rel) as w:
+        for i, g in enumerate(mutag.graphs[:3]):
+            w.write_graph(f"graphs/graph_{i:03d}.csv", g.without_private_metadata())
+        w.finalize(lambda artifacts: {
+            "method": "dpgvae", "mode": "graphs", "privacy_unit": {"adjacency": "graph"}, "epsilon": 1.0,
+            "delta": 1e-5, "artifacts": artifacts, "guarantee": {"status": "proved"}})
+    res = run_audit(mutag, [coll_rel], tasks=(), attacks=(), canary_runs=2, canary_max_graphs=10)
+    (e,) = res.empirical
+    assert e["kind"] == "graph" and e["runs"] == 2 and e["claimed_epsilon"] == 1.0
+    assert set(e["attacks"]) == {"node_count_probability", "decoder_log_likelihood"}
+    assert any("10 of the 20 original graphs" in n for n in res.notes)
