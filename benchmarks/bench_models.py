@@ -56,10 +56,13 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "reports" / "bench_models.md")
     p.add_argument("--methods", default="", help="only these configs: comma list of METHOD or METHOD:ADJACENCY; rows "
                    "of other configs already in --out are kept (marked with the command that measured them)")
+    p.add_argument("--child-timeout", type=float, default=None,
+                   help="seconds; a fit still running then is stopped and reported as not finished")
     args = p.parse_args()
     wanted = [m for m in args.methods.split(",") if m]
     command = (f"OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_models.py --repeats {args.repeats} "
-               f"--datasets {args.datasets}")
+               f"--datasets {args.datasets}" + (f" --methods {args.methods}" if args.methods else "")
+               + (f" --child-timeout {args.child_timeout:g}" if args.child_timeout else ""))
     rows = []
     kept = previous_rows(args.out) if wanted else []
     for ds in args.datasets.split(","):
@@ -70,8 +73,13 @@ def main() -> None:
             results = []
             for _ in range(args.repeats):
                 code = CHILD.format(root=str(ROOT), path=path, method=method, adj=adj, eps=eps, opts=opts)
-                proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                      env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+                try:
+                    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                          env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+                                          timeout=args.child_timeout)
+                except subprocess.TimeoutExpired:
+                    results.append({"error": f"not finished within {args.child_timeout:.0f} s (stopped)"})
+                    break
                 if proc.returncode != 0:
                     results.append({"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"})
                     break
