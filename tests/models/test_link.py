@@ -122,8 +122,7 @@ def test_gap_link_accounting_matches_opacus():
     rdp = (opacus_rdp.compute_rdp(q=1.0, noise_multiplier=s, steps=K, orders=orders)
            + opacus_rdp.compute_rdp(q=q, noise_multiplier=s, steps=T, orders=orders))
     theirs = opacus_rdp.get_privacy_spent(orders=orders, rdp=rdp, delta=delta)[0]
-    assert ours <= theirs * 1.01, (ours, theirs)
-    assert ours >= theirs * 0.9, (ours, theirs)
+    assert ours == pytest.approx(theirs, rel=0.01), (ours, theirs)  # measured: 2.6050 vs 2.6063
     # scorer 'dot' trains nothing: only the aggregation is charged
     (only,) = gap_link_entries(scale=s, hops=K, sample_rate=q, steps=0)
     assert only.mechanism == "gaussian" and only.count == K
