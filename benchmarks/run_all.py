@@ -115,6 +115,47 @@ def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool =
     return out
 
 
+def table(rows: list[dict]) -> list[str]:
+    lines = ["| dataset | method | stage | nodes | edges | median s | CPU s | min / max s | runs | peak RSS MiB | "
+             "tracemalloc MiB | load | notes |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        c = r["result"]
+        head = f"| {r['dataset']} | {r.get('method', '-')} | {r['stage']} |"
+        if "na" in c:
+            lines.append(f"{head} | | | | | | | | | not applicable: {c['na']} |")
+            continue
+        if "error" in c:
+            lines.append(f"{head} | | | | | | | | {c.get('load1', 0):.1f} | failed: {c['error'].replace('|', '/')} |")
+            continue
+        notes = []
+        if "guarantee" in c:
+            notes.append(f"guarantee {c['guarantee']}, eps spent {c['epsilon_spent']:.2f}")
+        if "verified" in c:
+            notes.append("verified" if c["verified"] else "VERIFY FAILED")
+        if "graphs" in c:
+            notes.append(f"{c['graphs']} graphs")
+        tm = c.get("traced_peak_mib")
+        nodes = f"{c['nodes']:,}" if "nodes" in c else ""
+        edges = f"{c['edges']:,}" if "edges" in c else ""
+        lines.append(f"{head} {nodes} | {edges} | {c['median_s']:.2f} | {c['median_cpu_s']:.2f} | "
+                     f"{c['min_s']:.2f} / {c['max_s']:.2f} | "
+                     f"{c['runs']} | {c['maxrss_mib']:.0f} | {'' if tm is None else f'{tm:.0f}'} | "
+                     f"{c.get('load1', 0):.1f} | {'; '.join(notes)} |")
+    return lines
+
+
+def render_appendix(rows: list[dict], args, state0: dict, state1: dict, command: str, skipped: list[str]) -> str:
+    """A section appended to an existing report (``--append``): same columns and method, its own command and load."""
+    end = ("still running at " if state1.get("running") else "to ") + state1["time"]
+    lines = ["", f"## Added by `{command}`", "",
+             f"Measured {state0['time']} {end}; load average (1/5/15 min) {state0['load']} at start and "
+             f"{state1['load']} at the end; medians of {args.runs} runs, each in a fresh "
+             + ("forked " if args.fork else "") + "subprocess, as above.", ""] + table(rows)
+    if skipped:
+        lines += ["", f"Not run (time budget): {', '.join(skipped)}."]
+    return "\n".join(lines) + "\n"
+
+
 def render(rows: list[dict], args, state0: dict, state1: dict, command: str, skipped: list[str] = ()) -> str:
     end = ("still running at " if state1.get("running") else "to ") + state1["time"]
     lines = [f"`{command}`", "", "# Benchmark suite: load, fit, sample, audit, verify", "",
@@ -145,31 +186,7 @@ def render(rows: list[dict], args, state0: dict, state1: dict, command: str, ski
              "statistics + motifs + MMD).", "",
              "`median s` is wall time; `CPU s` is the median CPU time (user + system) of the stage's process, which "
              "does not count waiting for a core and is the better figure on a loaded machine.", "",
-             "| dataset | method | stage | nodes | edges | median s | CPU s | min / max s | runs | peak RSS MiB | "
-             "tracemalloc MiB | load | notes |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        c = r["result"]
-        head = f"| {r['dataset']} | {r.get('method', '-')} | {r['stage']} |"
-        if "na" in c:
-            lines.append(f"{head} | | | | | | | | | not applicable: {c['na']} |")
-            continue
-        if "error" in c:
-            lines.append(f"{head} | | | | | | | | {c.get('load1', 0):.1f} | failed: {c['error'].replace('|', '/')} |")
-            continue
-        notes = []
-        if "guarantee" in c:
-            notes.append(f"guarantee {c['guarantee']}, eps spent {c['epsilon_spent']:.2f}")
-        if "verified" in c:
-            notes.append("verified" if c["verified"] else "VERIFY FAILED")
-        if "graphs" in c:
-            notes.append(f"{c['graphs']} graphs")
-        tm = c.get("traced_peak_mib")
-        nodes = f"{c['nodes']:,}" if "nodes" in c else ""
-        edges = f"{c['edges']:,}" if "edges" in c else ""
-        lines.append(f"{head} {nodes} | {edges} | {c['median_s']:.2f} | {c['median_cpu_s']:.2f} | "
-                     f"{c['min_s']:.2f} / {c['max_s']:.2f} | "
-                     f"{c['runs']} | {c['maxrss_mib']:.0f} | {'' if tm is None else f'{tm:.0f}'} | "
-                     f"{c.get('load1', 0):.1f} | {'; '.join(notes)} |")
+             ] + table(rows)
     lines += ["", "## Not run", ""]
     if skipped:
         lines.append(f"The time budget (`--budget-min {args.budget_min:g}`) ran out before these cells "
@@ -217,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fork", action="store_true",
                    help="fork each run from this (pre-imported) process instead of starting a new interpreter "
                         "(suite.measure: cuts ~20 s of start-up per run on a loaded machine)")
+    p.add_argument("--append", action="store_true",
+                   help="append this run's cells as a new section of --out (with its own command and load) "
+                        "instead of rewriting the report; no imports rows")
     p.add_argument("--workdir", default=None)
     p.add_argument("--inline", action="store_true",
                    help="run the stages in this process (fast self-test only: peak RSS is not per stage)")
@@ -254,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     skipped: list[str] = []
     # The one-time import cost, measured apart so that it does not swamp the per-stage times (see suite.py).
-    for st in ("imports", "imports_accounting"):
+    prior = Path(args.out).read_text() if args.append and Path(args.out).exists() else None
+    for st in () if args.append else ("imports", "imports_accounting"):
         rows.append(dict(dataset="-", stage=st, result=run_cell({"stage": st}, args.runs)))
     audited: set[str] = set()
     cells = plan(datasets, methods)
@@ -282,16 +303,23 @@ def main(argv: list[str] | None = None) -> int:
                         runs = args.large_audit_runs
                     rows.append(dict(base, method=m, stage=st, result=run_cell(dict(spec, stage=st), runs)))
                 audited.add(ds)
-        write_report(rows, args, state0, command, skipped)
+        write_report(rows, args, state0, command, skipped, prior=prior)
     state1 = machine_state()
-    text = write_report(rows, args, state0, command, skipped, state1)
+    text = write_report(rows, args, state0, command, skipped, state1, prior=prior)
     print(text)
     results = [r["result"] for r in rows if "na" not in r["result"]]
     return 1 if results and all("error" in r for r in results) else 0
 
 
-def write_report(rows, args, state0, command, skipped, state1=None) -> str:
-    text = render(rows, args, state0, state1 or dict(machine_state(), running=True), command, skipped)
+def write_report(rows, args, state0, command, skipped, state1=None, prior: str | None = None) -> str:
+    state1 = state1 or dict(machine_state(), running=True)
+    if args.append:  # the new section goes before the closing sections of the report it extends
+        section = render_appendix(rows, args, state0, state1, command, skipped)
+        prior = prior or ""
+        cut = prior.find("\n## Reference implementations")
+        text = prior + section if cut < 0 else prior[:cut] + section + prior[cut:]
+    else:
+        text = render(rows, args, state0, state1, command, skipped)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
     return text

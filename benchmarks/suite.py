@@ -153,7 +153,7 @@ def run_stage(spec: dict) -> dict:
     if trace:
         out["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
-    if data is not None and hasattr(data, "num_nodes"):
+    if data is not None and hasattr(data, "edges"):  # a Graph; a GraphCollection has .graphs
         out.update(nodes=int(data.num_nodes), edges=int(len(data.edges)))
     elif data is not None:
         out.update(nodes=int(sum(g.num_nodes for g in data.graphs)), edges=int(sum(len(g.edges) for g in data.graphs)),

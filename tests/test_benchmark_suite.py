@@ -40,6 +40,15 @@ def test_suite_end_to_end_on_tiny_graph(data_dir, tmp_path):
     assert "guarantee proved" in stages["fit"][-1]
     assert "no our/their time ratio was measured" in text
 
+    # --append adds a section with its own command before the closing sections and keeps the first table
+    rc = run_all.main(["--datasets", str(path), "--methods", "dpdk", "--runs", "1", "--no-trace", "--append",
+                       "--out", str(out), "--workdir", str(tmp_path / "work2"), "--timeout", "300", "--inline"])
+    assert rc == 0
+    text2 = out.read_text()
+    assert text2.startswith(text[: text.index("## Not run")])
+    added = text2[text2.index("## Added by `OMP_NUM_THREADS=1"):text2.index("## Reference implementations")]
+    assert "| tiny | dpdk | fit |" in added and "| tiny | - | load |" in added and "imports" not in added
+
 
 def test_measure_reports_failures_instead_of_numbers(tmp_path):
     r = measure({"stage": "load", "path": str(tmp_path / "missing.npz")}, timeout=120)
