@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
+import weakref
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -220,17 +221,29 @@ def _has_keys(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return sorted_keys[pos] == queries
 
 
+#: id(graph) -> its triangle list, for the graphs still alive. One audit asks for the triangles of the same graph
+#: three times (node triangles, 3-node graphlets, 4-node orbits); on Facebook each pass costs about 0.5 CPU-s.
+_TRIANGLES: dict[int, np.ndarray] = {}
+
+
 def _oriented_triangles(graph: Graph) -> np.ndarray:
     """All triangles as rows ``(a, b, c)`` with ``rank(a) < rank(b) < rank(c)`` (degree rank), each once.
 
     Oriented wedges ``a -> b -> c`` (at most ``m sqrt(2m)`` of them under degree ordering) are closed by testing the
-    oriented edge ``a -> c``.
+    oriented edge ``a -> c``. Graphs are immutable, so the result is kept until the graph is garbage-collected.
     """
     if graph.num_edges < 3:
         return np.zeros((0, 3), dtype=np.int64)
-    lo = oriented_adjacency(graph).tocoo()
-    ab = np.stack([lo.row.astype(np.int64), lo.col.astype(np.int64)], axis=1)
-    return _CliqueExtender(graph)(ab)
+    key = id(graph)
+    if key not in _TRIANGLES:
+        lo = oriented_adjacency(graph).tocoo()
+        ab = np.stack([lo.row.astype(np.int64), lo.col.astype(np.int64)], axis=1)
+        tri = _CliqueExtender(graph)(ab)
+        tri.setflags(write=False)
+        _TRIANGLES[key] = tri
+        # drop the entry with the graph, so that a later graph reusing the id never sees it
+        weakref.finalize(graph, _TRIANGLES.pop, key, None)
+    return _TRIANGLES[key]
 
 
 def _adjacency_test(graph: Graph):
