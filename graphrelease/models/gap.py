@@ -291,14 +291,11 @@ class GAP(PrivateModel, NodeModelMixin):
         if c.aggregation == "attention":
             self.scorer = AttentionScorer(c.encoder_dim)
         hops = None
-        for r in range(rounds):
-            adj = self._adjacency(work, x, h0)
+        for _ in range(rounds):
+            adj = self.round_adjacency(work, x, h0, hops, y, tr, tgen)
             if private:
                 budget.charge(agg_entry(scale).with_count(c.hops))  # charged before the noisy aggregates exist
             hops = perturbed_hops(adj, h0, c.hops, self.aggregation_noise_std, tgen)
-            feats = torch.stack([h0] + hops, dim=1)
-            if r < rounds - 1:
-                self._refine_attention(work, h0, hops, y, tr)
         assert hops is not None
         self._cache = (graph, hops)
         feats = torch.stack([h0] + hops, dim=1)
@@ -326,20 +323,32 @@ class GAP(PrivateModel, NodeModelMixin):
             w = self.scorer(h0[e[:, 0]], h0[e[:, 1]]).double().numpy() if e.numel() else np.zeros(0)
         return adjacency_matrix(graph, w)
 
-    def _refine_attention(self, graph: Graph, h0: torch.Tensor, hops: list[torch.Tensor], y: torch.Tensor,
-                          tr: torch.Tensor) -> None:
-        """Fit the attention scores so that the weighted 1-hop mean of the *released* H_1 directions agrees with
-        the training labels' classifier; uses only released aggregates, public-or-own features and (under edge
-        adjacency) public labels. The next round re-releases the aggregation with the new weights (charged)."""
+    def round_adjacency(self, graph: Graph, x: torch.Tensor, h0: torch.Tensor,
+                        released_hops: list[torch.Tensor] | None, y: torch.Tensor, tr: torch.Tensor,
+                        generator: torch.Generator) -> sp.csr_matrix:
+        """The weighted adjacency of one aggregation round: the pre-noise query's matrix. For ``attention`` the
+        scorer is first refined on the previous round's *released* hops (none in round one); the refinement never
+        sees ``graph``, so every weight is fixed by public data and earlier releases before this round's query."""
+        if self.config.aggregation == "attention" and released_hops is not None:
+            self._refine_attention(h0, released_hops, y, tr, generator)
+        return self._adjacency(graph, x, h0)
+
+    def _refine_attention(self, h0: torch.Tensor, hops: list[torch.Tensor], y: torch.Tensor, tr: torch.Tensor,
+                          generator: torch.Generator, partners: int = 16) -> None:
+        """Fit the attention scores so that the weighted mean of *released* H_1 rows of a node's partners predicts
+        its (public, under edge adjacency) label. Partners are drawn uniformly from all node slots, never from the
+        private edge list: fitting on the real edges made the scorer, hence every other edge's weight, a
+        noise-free function of E (an edge then moved the next round's aggregate by more than sqrt 2). Uniform
+        partners still teach the scorer which feature pairs carry label signal in the released H_1; the next
+        round re-releases the aggregation with the new weights (charged)."""
         assert self.scorer is not None
-        e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
-        if e.numel() == 0:
+        n = h0.shape[0]
+        if tr.numel() == 0 or n < 2:
             return
+        src = tr.repeat_interleave(partners)
+        dst = torch.randint(0, n, (src.numel(),), generator=generator)
         probe = nn.Linear(h0.shape[1], self.num_classes)
         opt = torch.optim.Adam(list(self.scorer.parameters()) + list(probe.parameters()), lr=self.config.lr)
-        src = torch.cat([e[:, 0], e[:, 1]])
-        dst = torch.cat([e[:, 1], e[:, 0]])
-        n = h0.shape[0]
         for _ in range(20):
             opt.zero_grad()
             w = self.scorer(h0[src], h0[dst])
