@@ -42,8 +42,8 @@ TABLE2 = [  # (adjacency, epsilon, methods)
 ]
 GAP_WEIGHTED = [("edge", e) for e in (1.0, 2.0, 4.0, 8.0)]
 # Link prediction (edge adjacency): GAP aggregates + DP-SGD scorer, the relational encoder; inf = non-private GAP.
-LINK = [("gap-link", e) for e in (1.0, 2.0, 4.0, 8.0, math.inf)] + [("relational", 4.0)]
-LINK_OPTIONS = {"gap-link": {}, "relational": {"steps": 100, "hidden": 64, "out_dim": 32}}
+LINK = [("gap-link", e) for e in (1.0, 2.0, 4.0, 8.0, math.inf)] + [("relational", 4.0), ("features", 0.0)]
+LINK_OPTIONS = {"gap-link": {}, "relational": {"steps": 100, "hidden": 64, "out_dim": 32}, "features": {}}
 
 
 SETTING_KEYS = {("edge", 1.0): "edge_eps1", ("k-neighbor:1", 16.0): "kneighbor_k1_eps16",
@@ -105,16 +105,35 @@ def done_keys(path: Path) -> set[tuple]:
     return keys
 
 
+def features_only_auc(graph, seed: int) -> float:
+    """Reference that reads no edge at all: cosine of gap-link's public feature rows H_0 (same hold-out split)."""
+    import numpy as np
+
+    from graphrelease.models.gap_link import GAPLink
+    from graphrelease.models.link import held_out_auc, holdout_split
+    from graphrelease.train import DEFAULT_TEST_FRAC
+
+    train, test = holdout_split(graph, test_frac=DEFAULT_TEST_FRAC, seed=seed)
+    m = GAPLink()
+    m._fit_projection(train)
+    h0 = m._base_rows(train).numpy()
+    return held_out_auc(lambda g, p: np.sum(h0[p[:, 0]] * h0[p[:, 1]], axis=1), train, test, graph, seed=seed)
+
+
 def run_link(graph, dataset, method, epsilon, seed):
     from graphrelease.train import fit_link_model
 
     opts = dict(LINK_OPTIONS[method], split_seed=seed)
     t = time.perf_counter()
-    run, _ = fit_link_model(graph, "gap" if method == "gap-link" else method, adjacency="edge", epsilon=epsilon,
-                            delta=1e-5, accountant="rdp", options=opts)
+    if method == "features":
+        score, spent = features_only_auc(graph, seed), 0.0
+    else:
+        run, _ = fit_link_model(graph, "gap" if method == "gap-link" else method, adjacency="edge",
+                                epsilon=epsilon, delta=1e-5, accountant="rdp", options=opts)
+        score, spent = run.test_auc, run.epsilon_spent
     return {
         "dataset": dataset, "method": method, "adjacency": "edge", "epsilon": epsilon, "aggregation": "", "seed": seed,
-        "test_accuracy": float("nan"), "test_auc": run.test_auc, "epsilon_spent": run.epsilon_spent,
+        "test_accuracy": float("nan"), "test_auc": score, "epsilon_spent": spent,
         "seconds": time.perf_counter() - t,
     }
 
@@ -243,7 +262,15 @@ def render(results: Path, out: Path, command: str) -> None:
                   "DP-SGD pair scorer on supervision edges (defaults of `graphrelease/models/gap_link.py`: 2 hops, "
                   "`blocks` scorer, 100 steps at sample rate 0.1); eps=inf is the same pipeline without noise. "
                   f"`relational`: the edge-tuple DP-SGD encoder, cosine scores, options {LINK_OPTIONS['relational']} "
-                  "(its step count, not epsilon, is the binding limit: see epsilon spent below).", "",
+                  "(its step count, not epsilon, is the binding limit: see epsilon spent below). `features`: "
+                  "cosine of the public feature rows H_0 alone (reads no edge; the share of the AUC that needs no "
+                  "structure).", "",
+                  "Reading (first measured 2026-11-22, 5 seeds each): on Cora and CiteSeer (mean degree ~4 and ~3) "
+                  "gap-link at eps <= 8 is no better than `features`, i.e. the perturbed aggregates carry no usable "
+                  "structure at these budgets (the noise norm over a 32-dim hop exceeds a low-degree node's "
+                  "aggregate); without noise (inf) the structure adds ~10 points. On Chameleon (mean degree ~28) the "
+                  "DP aggregates add 14-30 points over `features` from eps = 1. The relational encoder (100 steps, "
+                  "features only at inference) is below `features` on these graphs.", "",
                   "| dataset | method | epsilon | AUC |", "|---|---|---|---|"]
         for ds in datasets:
             for method, eps in LINK:
