@@ -164,3 +164,16 @@ def test_dot_scorer_charges_only_the_aggregation(data_dir):
     assert [e.stage for e in b.ledger.entries] == ["gap_link.aggregation"] and m.steps == 0
     assert 1.9 <= b.spent_epsilon() <= 2.0
     assert 0.0 <= held_out_auc(m.score_pairs, train, test, g, seed=1) <= 1.0
+
+
+def test_fit_link_model_relational_holds_out_edges(data_dir):
+    """The relational encoder through the link task: trained on the graph minus the held-out edges only."""
+    from graphrelease.train import fit_link_model
+
+    g = small_cora(data_dir, n=300)
+    run, train = fit_link_model(g, "relational", epsilon=4.0, options={"steps": 5, "hidden": 16, "out_dim": 8,
+                                                                       "test_frac": 0.2, "split_seed": 2})
+    held = _edge_set(g.edges) - _edge_set(train.edges)
+    assert held and _edge_set(holdout_split(g, test_frac=0.2, seed=2)[1]) == held
+    assert [e.stage for e in run.budget.ledger.entries] == ["relational.dpsgd"]
+    assert 0.0 <= run.test_auc <= 1.0 and run.epsilon_spent <= 4.0
