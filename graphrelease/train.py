@@ -331,7 +331,11 @@ def parse_pairs(text: str) -> np.ndarray:
 def _predict_pairs(model, graph: Graph, pairs: str | Path | None, out: str | Path | None) -> PredictReport:
     if pairs is None:
         raise OptionError("this is a link-prediction release: pass --pairs FILE (CSV 'u,v' per line) to score pairs")
-    p = parse_pairs(Path(pairs).read_text())
+    try:
+        text = Path(pairs).read_text()
+    except OSError as err:
+        raise OptionError(f"cannot read the pairs file '{pairs}': {err.strerror or err}") from err
+    p = parse_pairs(text)
     scores = np.asarray(model.score_pairs(graph, p), dtype=np.float64)
     out_path = None
     if out is not None:
