@@ -93,14 +93,19 @@ def machine_state() -> dict:
 
 
 def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool = False, fork: bool = False) -> dict:
-    """Median over ``runs`` fresh-process runs (+ one traced run). Stops at the first error."""
+    """Median over ``runs`` fresh-process runs (+ one traced run). Stops at the first error; runs that completed
+    before it are kept (a 400 s fit that then times out once is still a measurement) and the error is noted."""
     results = []
+    failed = None
     for _ in range(runs):
         r = measure(spec, timeout=timeout, inline=inline, fork=fork)
         log(spec, r)
         if "error" in r:
-            return {"error": r["error"]}
+            failed = r["error"]
+            break
         results.append(r)
+    if not results:
+        return {"error": failed}
     secs = [r["seconds"] for r in results]
     out = {"median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs), "runs": len(secs),
            "median_cpu_s": statistics.median(r["cpu_seconds"] for r in results),
@@ -108,7 +113,9 @@ def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool =
     for k in ("nodes", "edges", "graphs", "guarantee", "epsilon_spent", "verified"):
         if k in results[-1]:
             out[k] = results[-1][k]
-    if trace:
+    if failed:
+        out["later_failure"] = failed
+    if trace and not failed:
         r = measure(dict(spec, trace=True), timeout=timeout * 20, fork=fork)
         log(dict(spec, trace=True), r)
         out["traced_peak_mib"] = r.get("traced_peak_mib")
@@ -134,6 +141,8 @@ def table(rows: list[dict]) -> list[str]:
             notes.append("verified" if c["verified"] else "VERIFY FAILED")
         if "graphs" in c:
             notes.append(f"{c['graphs']} graphs")
+        if "later_failure" in c:
+            notes.append(f"run {c['runs'] + 1} failed: {c['later_failure']}")
         tm = c.get("traced_peak_mib")
         nodes = f"{c['nodes']:,}" if "nodes" in c else ""
         edges = f"{c['edges']:,}" if "edges" in c else ""
