@@ -109,6 +109,8 @@ def previous_rows(out: Path) -> list[tuple[list[str], str]]:
     for line in out.read_text().splitlines():
         if line.startswith("Command: `") or line.startswith("Rows from an earlier invocation (`"):
             command = line.split("`")[1]
+            if command.startswith("--"):  # the old report gave only the flags of its earlier invocation
+                command = "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_models.py " + command
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("| ") and len(cells) >= 9 and cells[0] not in ("dataset", "---"):
             found.append((cells[:9], cells[9] if len(cells) > 9 else command))
