@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(ROOT / "reports" / "benchmarks.md"))
     p.add_argument("--no-trace", action="store_true")
     p.add_argument("--audit-all", action="store_true")
+    p.add_argument("--no-audit", action="store_true", help="skip the audit stage (e.g. re-measuring one method)")
     p.add_argument("--large-audit-runs", type=int, default=None,
                    help=f"runs of the audit on {', '.join(sorted(LARGE))} (default: --runs)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
@@ -305,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
             fit = run_cell(dict(spec, stage="fit"), args.runs)
             rows.append(dict(base, method=m, stage="fit", result=fit))
             if "error" not in fit:
-                stages = ["sample", "verify"] + (["audit"] if args.audit_all or ds not in audited else [])
+                stages = ["sample", "verify"] + (["audit"] if not args.no_audit and (args.audit_all or ds not in audited)
+                                                 else [])
                 for st in stages:
                     runs = args.runs
                     if st == "audit" and base["dataset"] in LARGE and args.large_audit_runs:
