@@ -26,6 +26,10 @@ Before the timer of every other stage the child imports the same modules, INCLUD
 imported inside the stage, as a fresh CLI process does): a cProfile of ``synthesize(cora, chung_lu)`` put ~3.7 of its
 4.1 s in those two first-use imports, which would otherwise swamp every per-method difference on small graphs.
 
+``spec["profile"]`` (optional) writes a cProfile of the stage to that path, e.g. the cold-start profile of
+reports/benchmarks.md: ``suite.py child '{"stage": "fit", "dataset": "cora", "method": "chung_lu", "release":
+"/tmp/r", "cold": true, "profile": "/tmp/fit.prof"}'`` then ``python -m pstats /tmp/fit.prof``.
+
 ``spec["max_nodes"]`` (optional) keeps the induced subgraph on the first ``max_nodes`` nodes of a uniformly random
 node permutation (public seed 0) for the scaling runs of ``reports/limits.md``.
 """
@@ -110,6 +114,12 @@ def run_stage(spec: dict) -> dict:
     trace = bool(spec.get("trace"))
     if trace:  # tracemalloc slows Python-heavy code (and imports) by up to 1000x: traced runs are not timed
         tracemalloc.start()
+    prof = None
+    if spec.get("profile"):  # cProfile of the stage alone, written to this path (pstats format); not for timing
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
     c0 = time.process_time()
     t0 = time.perf_counter()
     if stage == "imports":
@@ -147,6 +157,9 @@ def run_stage(spec: dict) -> dict:
     else:
         raise ValueError(f"unknown stage {stage}")
     seconds = time.perf_counter() - t0
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(spec["profile"])
     # CPU time of this (single-threaded) process: on the shared machine wall time also counts waiting for a core.
     out = {"seconds": seconds, "cpu_seconds": time.process_time() - c0, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "traced": trace}
