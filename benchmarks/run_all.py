@@ -110,7 +110,7 @@ def cell(spec: dict, runs: int, trace: bool, timeout: float, log, inline: bool =
     out = {"median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs), "runs": len(secs),
            "median_cpu_s": statistics.median(r["cpu_seconds"] for r in results),
            "maxrss_mib": max(r["maxrss_mib"] for r in results)}
-    for k in ("nodes", "edges", "graphs", "guarantee", "epsilon_spent", "verified"):
+    for k in ("nodes", "edges", "graphs", "guarantee", "epsilon_spent", "verified", "mode"):
         if k in results[-1]:
             out[k] = results[-1][k]
     if failed:
@@ -137,6 +137,8 @@ def table(rows: list[dict]) -> list[str]:
         notes = []
         if "guarantee" in c:
             notes.append(f"guarantee {c['guarantee']}, eps spent {c['epsilon_spent']:.2f}")
+        if c.get("mode"):  # the deep generators' mode (their default changes with the code: say which ran)
+            notes.append(f"mode {c['mode']}")
         if "verified" in c:
             notes.append("verified" if c["verified"] else "VERIFY FAILED")
         if "graphs" in c:
