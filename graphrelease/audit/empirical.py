@@ -552,7 +552,7 @@ def run_graph_canary_audit(
         progress=progress)
 
 
-# ---------------------------------------------------------------------------------------------------- reference mechanisms
+# ------------------------------------------------------------------------------------------------- reference mechanisms
 def randomized_response_edges(graph: Graph, epsilon: float, rng: np.random.Generator, *, noise: bool = True
                               ) -> Graph:
     """Edge randomized response over all ``n(n-1)/2`` pairs: keep each bit with prob ``e^eps / (1 + e^eps)``.
@@ -729,7 +729,8 @@ def _degrees_without(graph: Graph, canaries: np.ndarray) -> np.ndarray:
     """Degrees of ``graph`` minus the canary pairs it holds: the same attacker knowledge in ``in`` and ``out`` runs."""
     n = graph.num_nodes
     deg = graph.degrees().astype(np.int64).copy()
-    present = np.isin(canaries[:, 0] * np.int64(n) + canaries[:, 1], graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1])
+    present = np.isin(canaries[:, 0] * np.int64(n) + canaries[:, 1],
+                      graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1])
     for u, v in canaries[present]:
         deg[u] -= 1
         deg[v] -= 1

@@ -180,10 +180,10 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], 
     if d.get("empirical"):
         out.append((
             "Empirical privacy audit",
-            ["mechanism", "canary", "attack", "runs (in/out)", "canaries k", "eps lower bound", "confidence", "event", "TPR / FPR",
-             "stated eps (group of k)", "delta (group)", "guarantee", "violation"],
-            [[e.get("label") or "-", e.get("kind", "edge"), e.get("attack", "score"), f"{e['runs_in']}/{e['runs_out']}", fmt(e["canaries_per_run"]),
-              fmt(e["epsilon_lower"]), fmt(e["confidence"]), e["bound"]["event"],
+            ["mechanism", "canary", "attack", "runs (in/out)", "canaries k", "eps lower bound", "confidence", "event",
+             "TPR / FPR", "stated eps (group of k)", "delta (group)", "guarantee", "violation"],
+            [[e.get("label") or "-", e.get("kind", "edge"), e.get("attack", "score"), f"{e['runs_in']}/{e['runs_out']}",
+              fmt(e["canaries_per_run"]), fmt(e["epsilon_lower"]), fmt(e["confidence"]), e["bound"]["event"],
               f"{fmt(e['bound']['tpr'])} / {fmt(e['bound']['fpr'])}", fmt(e.get("claimed_group_epsilon")),
               fmt(e.get("claimed_group_delta")), fmt(e.get("guarantee")), fmt(e.get("violation"))]
              for e in d["empirical"]],
