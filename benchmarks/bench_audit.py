@@ -1,12 +1,15 @@
-"""Audit benchmark: full-audit wall time on Facebook and Slashdot, and the empirical privacy audit on real
-mechanisms. Writes reports/audit.md.
+"""Audit benchmark: full-audit wall time on Facebook and Slashdot, 5-node graphlets on Facebook, and the empirical
+privacy audit (edge, node and graph canaries) on reference and real mechanisms. Writes reports/audit.md.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_audit.py [--repeats 3] [--canary-runs 400] [--skip-slashdot]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_audit.py [--repeats 3] [--canary-runs 400] \\
+        [--deep-runs 100 --deep-modes paper,edge-tuples --deep-nodes 40] [--model-runs 60] [--skip-slashdot] \\
+        [--part all|full|empirical|report --cache results.json]
 
 Full audit = ``run_audit`` with statistics, motifs (3- and 4-node graphlets; no 5-node graphlets), downstream link
 prediction (node classification is skipped: these graphs have no features) and the link-inference and membership
 attacks, against one DP Chung-Lu release at epsilon=1 of the same graph. Times are medians over ``--repeats`` runs
-on one core (torch and BLAS limited to one thread), load included.
+on one core (torch and BLAS limited to one thread), load included. ``--part`` with ``--cache`` runs the parts one at
+a time (finished rows are kept) and ``--part report`` only rewrites the report from the cache.
 """
 
 from __future__ import annotations
