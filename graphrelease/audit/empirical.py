@@ -426,15 +426,18 @@ def _multi_run(score_run: Callable[[bool, int], Scores], *, runs: int, k: int, d
             progress(r + 1, runs)
     n_attacks = len(per_in)
     level = 1.0 - (1.0 - confidence) / n_attacks
+    g_eps, g_delta = (None, None) if claimed_epsilon is None else group_guarantee(claimed_epsilon, delta, k)
+    # A group of k canaries is compared with the group claim, so its bound must use the group's delta: a smaller
+    # (per-record) delta inflates the bound and could flag an honest mechanism.
+    bound_delta = delta if g_delta is None else min(g_delta, 1.0 - 1e-12)  # a group delta >= 1 claims nothing
     attacks: dict[str, Any] = {}
     best_name, best = None, None
     for name in per_in:
-        b = epsilon_lower_bound(per_in[name], per_out[name], delta=delta, confidence=level)
+        b = epsilon_lower_bound(per_in[name], per_out[name], delta=bound_delta, confidence=level)
         attacks[name] = {"bound": b.to_dict(), "scores_in": per_in[name], "scores_out": per_out[name]}
         if best is None or b.epsilon > best.epsilon:
             best_name, best = name, b
     assert best is not None and best_name is not None
-    g_eps, g_delta = (None, None) if claimed_epsilon is None else group_guarantee(claimed_epsilon, delta, k)
     extra = f", Bonferroni over {n_attacks} attacks" if n_attacks > 1 else ""
     return EmpiricalAuditResult(
         protocol=f"multi-run canary audit (Jagielski et al. 2020), {kind} canaries, Clopper-Pearson + "

@@ -543,13 +543,21 @@ class _Lifting5:
         return self.table[code], 1.0 / f[31]
 
 
+#: Hits a graphlet needs before its normal interval is reported (below it the variance estimate is meaningless).
+MIN_LIFTING_HITS = 10
+
+
 def lifting_counts5(graph: Graph, *, time_limit: float, confidence: float, seed: int, batch: int = 5_000,
                     max_samples: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Horvitz-Thompson estimates of the 21 five-node graphlet counts from lifting samples (:class:`_Lifting5`),
     drawn in batches until ``time_limit`` seconds (or ``max_samples``) are used; normal ``confidence`` intervals.
 
     Returns ``(counts, low, high, samples)``. The samples are i.i.d., so the standard error of each count is the
-    sample standard deviation of its per-sample terms over ``sqrt(samples)``; the interval is clipped at 0.
+    sample standard deviation of its per-sample terms over ``sqrt(samples)``; the interval is clipped at 0. A
+    graphlet hit by fewer than ``MIN_LIFTING_HITS`` samples gets no normal interval: with zero or a handful of
+    hits the sample variance says nothing about a rare graphlet (a single 5-clique on a long path came out as
+    ``[0, 0]`` in 9 of 20 runs), so its interval is ``[min(hits, 1), inf)`` — it exists if it was seen, and no
+    upper bound is claimed.
     """
     from statistics import NormalDist  # not scipy.stats: its import alone can take seconds of the time limit
 
@@ -557,6 +565,7 @@ def lifting_counts5(graph: Graph, *, time_limit: float, confidence: float, seed:
     rng = np.random.default_rng(seed)
     total = np.zeros(21)
     total_sq = np.zeros(21)
+    hits = np.zeros(21, dtype=np.int64)
     drawn = 0
     start = time.perf_counter()
     per_batch = None
@@ -571,6 +580,7 @@ def lifting_counts5(graph: Graph, *, time_limit: float, confidence: float, seed:
         terms[np.flatnonzero(ok), kind[ok] - 8] = weight[ok]
         total += terms.sum(axis=0)
         total_sq += (terms ** 2).sum(axis=0)
+        hits += np.bincount(kind[ok] - 8, minlength=21)
         drawn += size
         per_batch = time.perf_counter() - t0
         # stop before a batch would overrun the limit (the first batch always runs); 1.5 batches of headroom absorb
@@ -580,7 +590,11 @@ def lifting_counts5(graph: Graph, *, time_limit: float, confidence: float, seed:
     mean = total / drawn
     var = np.maximum(total_sq / drawn - mean ** 2, 0.0) * drawn / max(drawn - 1, 1)
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * np.sqrt(var / drawn)
-    return mean, np.maximum(mean - half, 0.0), mean + half, drawn
+    low, high = np.maximum(mean - half, 0.0), mean + half
+    rare = hits < MIN_LIFTING_HITS
+    low[rare] = np.minimum(hits[rare], 1)
+    high[rare] = np.inf
+    return mean, low, high, drawn
 
 
 def _five_node_counts(graph: Graph, *, time_limit: float, confidence: float, seed: int,

@@ -259,3 +259,19 @@ def test_graph_audit_flags_a_non_private_generator_claiming_epsilon(mutag):
     assert res.attack == "node_count_probability"
     assert set(res.attacks) == {"node_count_probability", "decoder_log_likelihood"}
     assert res.epsilon_lower > 4 * 0.25 and res.violation
+
+
+def test_group_audit_bounds_with_the_group_delta() -> None:
+    """k canaries together are judged against the group claim (k eps, k e^((k-1) eps) delta); the bound must be
+    computed at that group delta, not the per-record one (which inflates it)."""
+    from graphrelease.audit.empirical import _multi_run, epsilon_lower_bound, group_guarantee
+
+    k, eps, delta = 3, 1.0, 1e-5
+    res = _multi_run(lambda include, seed: [1.0 if include else 0.0] * k, runs=200, k=k, delta=delta,
+                     claimed_epsilon=eps, confidence=0.95, rng=np.random.default_rng(0), label="perfect", kind="edge",
+                     canary={}, progress=None)
+    _, g_delta = group_guarantee(eps, delta, k)
+    expected = epsilon_lower_bound([1.0] * 100, [0.0] * 100, delta=g_delta, confidence=0.95).epsilon
+    inflated = epsilon_lower_bound([1.0] * 100, [0.0] * 100, delta=delta, confidence=0.95).epsilon
+    assert res.bound.epsilon == pytest.approx(expected)
+    assert res.bound.epsilon < inflated

@@ -204,3 +204,19 @@ def test_five_node_estimate_on_facebook_within_the_time_limit(data_dir) -> None:
     assert np.all(c.ci_low[8:] <= c.counts[8:]) and np.all(c.counts[8:] <= c.ci_high[8:])
     # 5-cliques: the most frequent dense graphlet of this ego-network union is estimated to a few per cent
     assert (c.ci_high[28] - c.ci_low[28]) / c.counts[28] < 0.2
+
+
+def test_lifting_rare_graphlet_claims_no_upper_bound() -> None:
+    """One 5-clique hanging off a long path: the lifting sampler rarely hits it, and a normal interval built from
+    zero or a few hits would be [0, 0] around a true count of 1. Rare graphlets must claim no upper bound."""
+    n = 20_000
+    edges = [(i, i + 1) for i in range(n - 1)] + [(n + a, n + b) for a, b in itertools.combinations(range(5), 2)]
+    edges.append((0, n))
+    g, _ = Graph.from_edges(n + 5, np.array(edges))
+    k5 = 20  # index of the 5-clique among the 21 five-node graphlets
+    for seed in range(6):
+        _, lo, hi, drawn = mo.lifting_counts5(g, time_limit=60, confidence=0.95, seed=seed, max_samples=5_000)
+        assert drawn == 5_000
+        assert lo[k5] <= 1.0 <= hi[k5], (seed, lo[k5], hi[k5])
+    # the path's graphlet (index 0, a 5-path) is hit in nearly every sample: it keeps a finite interval
+    assert np.isfinite(hi[0]) and lo[0] > 0
