@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -247,3 +248,27 @@ def test_pld_monotone_and_not_above_rdp(q, sigma, steps):
     assert compute_epsilon(sgm(q, sigma, steps * 2), DELTA, "pld") >= a - 1e-9
     assert compute_epsilon(sgm(q, sigma * 1.5, steps), DELTA, "pld") <= a + 1e-9
     assert a <= compute_epsilon(sgm(q, sigma, steps), DELTA, "rdp") + 1e-9
+
+
+def test_closed_forms_equal_the_libraries_they_replace():
+    """``rdp.laplace`` and ``rdp.rdp_to_epsilon`` are numpy closed forms (no library import on the first charge);
+    they must equal dp-accounting's Laplace RDP and opacus' Balle et al. conversion on random inputs."""
+    from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
+    from opacus.accountants.analysis import rdp as opacus_rdp
+
+    from graphrelease.privacy.analysis import rdp
+
+    orders = [1.25, 1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0, 256.0]
+    for eps in (1e-4, 0.05, 0.5, 1.0, 4.0, 20.0):
+        ours = rdp.laplace(eps, orders)
+        theirs = [dpa_rdp._laplace_rdp(eps, o) for o in orders]
+        assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12)
+    gen = np.random.default_rng(0)
+    for _ in range(200):
+        curve = gen.uniform(0.0, 3.0, len(orders)) * gen.choice([1e-3, 1.0, 10.0])
+        delta = float(10.0 ** gen.uniform(-9, -3))
+        eps, best = rdp.rdp_to_epsilon(curve, delta, orders)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref_eps, ref_best = opacus_rdp.get_privacy_spent(orders=orders, rdp=list(curve), delta=delta)
+        assert eps == pytest.approx(max(ref_eps, 0.0), rel=1e-12, abs=1e-12) and best == ref_best
