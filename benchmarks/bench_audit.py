@@ -2,7 +2,7 @@
 privacy audit (edge, node and graph canaries) on reference and real mechanisms. Writes reports/audit.md.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_audit.py [--repeats 3] [--canary-runs 400] \\
-        [--deep-runs 100 --deep-modes paper,edge-tuples --deep-nodes 40] [--model-runs 60] [--skip-slashdot] \\
+        [--deep-runs 100 --deep-modes paper,edge-tuples,buckets --deep-nodes 40] [--model-runs 60] [--skip-slashdot] \\
         [--part all|full|empirical|report --cache results.json]
 
 Full audit = ``run_audit`` with statistics, motifs (3- and 4-node graphlets; no 5-node graphlets), downstream link
@@ -173,7 +173,7 @@ def empirical_rows(canary_runs: int, deep_runs: int, cache: dict, deep_modes: tu
             cls = GENERATORS.get(name)
             cases.append((f"{name}, eps=1",
                           emp.generator_train_and_score(lambda c=cls: c(), epsilon=1.0, delta=1e-5), 1.0, 1e-5))
-    for name, mode in (("dpgvae", "edge-tuples"), ("dpgvae", "paper")):
+    for name, mode in (("dpgvae", "edge-tuples"), ("dpgvae", "buckets"), ("dpgvae", "paper")):
         if name in GENERATORS and (deep_runs <= 0 or mode not in deep_modes):
             key = f"{name} mode={mode}, eps=1 (stated)"
             if key not in cache:
@@ -182,7 +182,7 @@ def empirical_rows(canary_runs: int, deep_runs: int, cache: dict, deep_modes: tu
                     f"one re-fit costs {cost:.1f} CPU-s on the {deep_nodes}-node graph; a perfect attack needs about 60 "
                     f"runs before the bound can exceed eps=1 (table below), i.e. {60 * cost / 60:.0f} CPU-min, "
                     "several times that in wall time on the shared cores; left for a quieter machine "
-                    "(--deep-runs 60 --deep-modes paper,edge-tuples)")}
+                    "(--deep-runs 60 --deep-modes paper,edge-tuples,buckets)")}
                 save_cache()
             rows.append(cache[key])
             continue
