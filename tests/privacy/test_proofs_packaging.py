@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -32,8 +33,16 @@ def test_missing_page_means_no_proof(monkeypatch, tmp_path):
 
 def test_wheel_carries_the_proofs_page(tmp_path):
     pytest.importorskip("setuptools", minversion="68")
+    # Build from a copy (symlinks kept as links) so setuptools' build/ directory never lands in the checkout.
+    src = tmp_path / "src"
+    for name in ("pyproject.toml", "README.md"):
+        src.mkdir(exist_ok=True)
+        shutil.copy2(ROOT / name, src / name)
+    for name in ("graphrelease", "cli", "docs"):
+        shutil.copytree(ROOT / name, src / name, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(src)],
         capture_output=True, text=True, timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
