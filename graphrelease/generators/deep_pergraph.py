@@ -46,6 +46,15 @@ def _encode(p: dict[str, torch.Tensor], a_hat: torch.Tensor, mask: torch.Tensor
     return a_hat @ (h1 @ p["enc.Wmu"]), (a_hat @ (h1 @ p["enc.Wlv"])).clamp(-10, 10)
 
 
+def _forward(p: dict[str, torch.Tensor], adj: torch.Tensor, mask: torch.Tensor, eps: torch.Tensor
+             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Encode one padded graph, sample the latents with the given ``eps`` and decode all pair logits."""
+    mu, lv = _encode(p, dm.normalize_dense(adj, mask), mask)
+    z = dm.reparameterize(mu, lv, eps)
+    h = dm.decode(p, z)
+    return mu, lv, z, h @ h.transpose(-1, -2) + p["dec.bias"][0]
+
+
 def _discriminator(p: dict[str, torch.Tensor], a_hat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """:func:`deep_models.discriminator` with one-hot identity inputs (X W'_0 = W'_0 masked)."""
     h = torch.relu(a_hat @ (p["disc.W0"] * mask.unsqueeze(-1)))
@@ -72,11 +81,7 @@ def nonprivate_loss(p: dict[str, torch.Tensor], adj: torch.Tensor, mask: torch.T
     """One graph's loss of ``train_single_nonprivate``: every edge is a positive (``batch_edges`` >= |E| here), the
     negatives are the uniform ordered pairs counted in ``neg_counts`` (as many as edges), KL weighted as there."""
     n = mask.sum()
-    a_hat = dm.normalize_dense(adj, mask)
-    mu, lv = _encode(p, a_hat, mask)
-    z = dm.reparameterize(mu, lv, eps)
-    h = dm.decode(p, z)
-    logits = h @ h.transpose(-1, -2) + p["dec.bias"][0]
+    mu, lv, z, logits = _forward(p, adj, mask, eps)
     upper = torch.triu(adj, diagonal=1)
     m = upper.sum().clamp_min(1.0)
     pos = (F.softplus(-logits) * upper).sum() / m
@@ -93,11 +98,7 @@ def paper_encoder_loss(p: dict[str, torch.Tensor], adj: torch.Tensor, mask: torc
     """``train_paper``'s unclipped loss (encoder and discriminator gradients; the decoder's is discarded there);
     returns the loss and the latent sample z, which the per-node decoder examples read."""
     n = mask.sum()
-    a_hat = dm.normalize_dense(adj, mask)
-    mu, lv = _encode(p, a_hat, mask)
-    z = dm.reparameterize(mu, lv, eps)
-    h = dm.decode(p, z)
-    logits = h @ h.transpose(-1, -2) + p["dec.bias"][0]
+    mu, lv, z, logits = _forward(p, adj, mask, eps)
     # the seed's BCE is a mean over all n x n entries (diagonal included, target 0)
     pair = mask.unsqueeze(-1) * mask.unsqueeze(-2)
     bce = F.binary_cross_entropy_with_logits(logits, adj, reduction="none", pos_weight=pos_weight)
