@@ -129,6 +129,11 @@ class DPSGDTrainer:
         ``torch.Generator`` for the noise; default: a fresh one from ``secure_generator()`` (OS entropy).
     chunk_size:
         Examples per ``vmap`` call (memory bound).
+    clipped_sum:
+        Optional ``clipped_sum(examples, indices, clipping) -> {name: float64 tensor}``: a specialised computation
+        of the same pre-noise query as :func:`clipped_grad_sum` for a model where the generic path is wasteful
+        (DPDGC's DP-Emb: each example reads a few rows of an n-row weight, so the generic per-example gradient
+        is a dense n-row tensor of zeros). It must return the same value; its model's tests compare the two.
     proof, group_size, sound, note:
         Copied into the ledger entry. ``proof`` is the proof sketch's anchor; by default the engine's own section
         of ``docs/privacy.md`` for the sampler and neighbouring relation in use (:data:`PROOFS`).
@@ -153,6 +158,7 @@ class DPSGDTrainer:
         group_size: int = 1,
         sound: bool = True,
         note: str = "",
+        clipped_sum: Callable[[Any, torch.Tensor, ClippingPolicy], dict[str, torch.Tensor]] | None = None,
     ) -> None:
         sigma = float(noise_multiplier)
         if not (sigma >= 0 and math.isfinite(sigma)):
@@ -188,6 +194,7 @@ class DPSGDTrainer:
         self.group_size = int(group_size)
         self.sound = bool(sound)
         self.note = note
+        self.clipped_sum = clipped_sum
         if noise_generator is None:
             from graphrelease.privacy.noise import secure_generator
 
@@ -232,9 +239,12 @@ class DPSGDTrainer:
         if self.noise_multiplier > 0:
             self.budget.charge(self.ledger_entry(1))  # raises before anything private is computed
         indices = self.sampler.sample()
-        summed = clipped_grad_sum(
-            self.model, self.loss_fn, examples, indices, self.clipping, chunk_size=self.chunk_size
-        )
+        if self.clipped_sum is not None:
+            summed = self.clipped_sum(examples, indices, self.clipping)
+        else:
+            summed = clipped_grad_sum(
+                self.model, self.loss_fn, examples, indices, self.clipping, chunk_size=self.chunk_size
+            )
         std = self.noise_multiplier * self.clipping.bound
         noise = gaussian_noise_like(summed, std, self.noise_generator) if std > 0 else None
         denom = self.sampler.expected_batch_size

@@ -333,6 +333,7 @@ def make_dpsgd_trainer(
     chunk_size: int = 256,
     group_size: int = 1,
     public_num_examples: int | None = None,
+    clipped_sum: Callable | None = None,
 ):
     """A :class:`graphrelease.dpsgd.engine.DPSGDTrainer` with Poisson batches of expected size ``cfg.batch_size``
     and flat clipping at ``cfg.max_grad_norm``.
@@ -382,6 +383,7 @@ def make_dpsgd_trainer(
         proof=proof,
         note=note,
         group_size=group_size,
+        clipped_sum=clipped_sum,
     )
 
 
