@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -21,13 +22,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CONFIGS = [  # (method, adjacency, epsilon, options)
+    ("mlp", "edge", "inf", {"epochs": 50}),
     ("gcn", "edge", "inf", {"epochs": 50}),
+    ("sage", "edge", "inf", {"epochs": 50}),
     ("dp-mlp", "node", "8", {"epochs": 5}),
     ("gap", "edge", "1", {"encoder_epochs": 5, "epochs": 5}),
     ("gap", "node", "8", {"encoder_epochs": 5, "epochs": 5, "degree_cap": 10}),
     ("dpdgc", "edge", "1", {"encoder_epochs": 2, "epochs": 5}),
-    ("gap-link", "edge", "1", {}),  # link prediction: the 'test acc' column holds the held-out AUC
+    ("dpdgc", "node", "8", {"encoder_epochs": 2, "epochs": 5, "degree_cap": 10}),
+    ("dpar", "edge", "1", {"mechanism": "EM1", "epochs": 5, "num_sources": 500, "max_iter": 50}),
+    ("dpar", "node", "8", {"mechanism": "EM1", "epochs": 5, "num_sources": 500, "max_iter": 50}),
+    # link prediction (the 'test acc' column holds the held-out edge AUC)
+    ("gap-link", "edge", "1", {}),
+    ("relational", "edge", "4", {"steps": 100, "hidden": 64, "out_dim": 32}),
 ]
+LINK_METHODS = {"gap-link": "gap", "relational": "relational"}
 
 CHILD = r"""
 import json, resource, sys, time, torch
@@ -37,8 +46,8 @@ from graphrelease.io.npz import read_npz
 from graphrelease.train import fit_link_model, fit_model
 g = read_npz({path!r})[0]
 t = time.perf_counter()
-if {method!r} == "gap-link":  # includes the hold-out split and the AUC evaluation
-    run, _ = fit_link_model(g, "gap", adjacency={adj!r}, epsilon=float({eps!r}), accountant="rdp", options={opts!r})
+if {link!r}:  # includes the hold-out split and the AUC evaluation
+    run, _ = fit_link_model(g, {link!r}, adjacency={adj!r}, epsilon=float({eps!r}), accountant="rdp", options={opts!r})
     acc = run.test_auc
 else:
     run = fit_model(g, {method!r}, adjacency={adj!r}, epsilon=float({eps!r}), accountant="rdp", options={opts!r})
@@ -72,7 +81,8 @@ def main() -> None:
                 continue
             results = []
             for _ in range(args.repeats):
-                code = CHILD.format(root=str(ROOT), path=path, method=method, adj=adj, eps=eps, opts=opts)
+                code = CHILD.format(root=str(ROOT), path=path, method=method, adj=adj, eps=eps, opts=opts,
+                                   link=LINK_METHODS.get(method, ""))
                 try:
                     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                           env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
@@ -92,6 +102,7 @@ def main() -> None:
                            acc=statistics.median(r["acc"] for r in ok))
             else:
                 row["error"] = results[-1]["error"]
+            row["load"] = os.getloadavg()[0]  # 1-minute load average when the row finished (2 cores)
             rows.append(row)
             print(json.dumps(row), flush=True)
             write_report(rows, args.out, command, kept)  # after every row: a long run leaves a partial table
@@ -123,7 +134,8 @@ def write_report(rows: list[dict], out: Path, command: str, kept: list | None = 
              "Median over runs of one `fit_model` call in a fresh process (1 thread; the machine's 2 cores were shared "
              "with other jobs while this ran, so times are upper bounds). Peak memory = process max RSS including "
              "the interpreter and torch. Accuracy is the held-out test accuracy of these short runs (not tuned; "
-             "for gap-link, link prediction, it is the held-out edge AUC). "
+             "for gap-link and relational, link prediction, it is the held-out edge AUC). The last column gives the "
+             "1-minute load average on the 2 cores when the row finished. "
              "Rows kept from earlier invocations name their command in the last column; the first sessions ran at a "
              "load average of ~15 on 2 cores, so their times are inflated several-fold.", "",
              "| dataset | method | adjacency | epsilon | options | runs | fit seconds | peak MB | test acc "
@@ -139,7 +151,8 @@ def write_report(rows: list[dict], out: Path, command: str, kept: list | None = 
                          f"failed: {r['error'][:80]} | | | {command} |")
         else:
             lines.append(f"| {r['dataset']} | {r['method']} | {r['adjacency']} | {r['epsilon']} | {r['options']} | "
-                         f"{r['runs']} | {r['seconds']:.1f} | {r['peak_mb']:.0f} | {r['acc']:.3f} | {command} |")
+                         f"{r['runs']} | {r['seconds']:.1f} | {r['peak_mb']:.0f} | {r['acc']:.3f} | {command} "
+                         f"(load {r.get('load', float('nan')):.1f}) |")
     out.write_text("\n".join(lines) + "\n")
 
 
