@@ -8,7 +8,8 @@ threshold ``t`` are binomial and Clopper–Pearson intervals apply. This module 
 of Steinke, Nasr & Jagielski (2023). One canary kind per adjacency of PRIVACY.md §1:
 
 * ``edge`` (:func:`run_canary_audit`): ``k`` node pairs that are not edges of the base graph; the caller's
-  ``train_and_score(graph, canaries, seed)`` returns one score per pair, the run's score is their mean.
+  ``train_and_score(graph, canaries, seed)`` returns one score per pair, the run's score is their mean (generators:
+  :func:`generator_train_and_score`; private models: :func:`model_edge_train_and_score`).
 * ``node`` (:func:`run_node_canary_audit`): one extra node slot holding a crafted node (features, a label, edges to
   existing nodes) in ``in`` runs and an empty slot (isolated, no features, label -1) in ``out`` runs — the project's
   node adjacency keeps the number of slots public.
@@ -839,6 +840,94 @@ def model_canary_slot(make_model: Callable[[], Any], num_base_nodes: int) -> int
     return public_training_slot(num_base_nodes + 1, train_frac=float(getattr(cfg, "train_frac", 0.5)),
                                 val_frac=float(getattr(cfg, "val_frac", 0.25)),
                                 split_seed=int(getattr(cfg, "split_seed", 0)))
+
+
+def _without_pairs(graph: Graph, pairs: np.ndarray) -> Graph:
+    """``graph`` minus the edges in ``pairs`` (``u < v``): the attacker's view, the same in ``in`` and ``out`` runs."""
+    n = graph.num_nodes
+    keys = graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1]
+    keep = ~np.isin(keys, pairs[:, 0] * np.int64(n) + pairs[:, 1])
+    return graph.replace(edges=graph.edges[keep])
+
+
+def _released_view(model: Any, trained_on: Graph, known: Graph) -> Graph:
+    """The graph to query a fitted model with so that the answer is a function of the release only.
+
+    GAP (``H_1..H_K``), DPDGC (``Z~``) and GAP-link (``Z``) keep their noisy, already-charged aggregates keyed by
+    the very graph object they were fitted on and return them when queried with it: that is the release. Any other
+    query runs the released weights on the graph it is given (new aggregates, DPAR's power iteration, a GCN's
+    message passing), which on the training graph would read its private edges outside the mechanism; those models
+    are queried with ``known``, the training graph without the canaries.
+    """
+    cache = getattr(model, "_cache", None)
+    if isinstance(cache, tuple) and cache and cache[0] is trained_on:
+        return trained_on
+    return known
+
+
+def _row_cosine(rows: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Cosine similarity of rows ``pairs[:, 0]`` and ``pairs[:, 1]`` (0 when a row is zero)."""
+    a, b = rows[pairs[:, 0]], rows[pairs[:, 1]]
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.einsum("ij,ij->i", a, b) / np.maximum(norms, 1e-12)
+
+
+def edge_canary_model_scores(model: Any, trained_on: Graph, canaries: np.ndarray) -> dict[str, np.ndarray]:
+    """The released model's evidence that each canary pair is an edge, from its released output only, by name.
+
+    * ``pair_score``: link models (``gap-link``, ``relational``) score the pair themselves (``score_pairs``);
+    * ``embedding_cosine``: node models that release embeddings (``embed``: DPDGC's noisy ``Z~``, GAP's perturbed
+      aggregates ``[H_0..H_K]``) — the cosine of the endpoints' rows: an edge adds each endpoint to the other's
+      aggregate, which moves the two rows' similarity (either way: the bound tests both tails);
+    * ``class_agreement``: models whose ``embed`` refuses (DPAR) — ``sum_c p_u(c) p_v(c)``, the probability that the
+      endpoints get the same class from the released classifier's softmax (``logits``), or whether their predicted
+      labels agree (``predict`` only).
+
+    Fair test statistic: every score is computed from what the release contains. Cached aggregates are returned for
+    the training graph object without being recomputed; every other query gets the training graph WITHOUT the
+    canary edges (:func:`_released_view`), identical in ``in`` and ``out`` runs — the attacker of the DP definition
+    knows every edge but the canary, so ``in`` and ``out`` scores differ only through the released mechanism output.
+    """
+    import torch
+
+    pairs = np.asarray(canaries, dtype=np.int64).reshape(-1, 2)
+    view = _released_view(model, trained_on, _without_pairs(trained_on, pairs))
+    if hasattr(model, "score_pairs"):
+        return {"pair_score": np.asarray(model.score_pairs(view, pairs), dtype=np.float64).ravel()}
+    try:
+        emb = np.asarray(model.embed(view), dtype=np.float64)
+    except (OptionError, NotImplementedError):
+        emb = None  # DPAR: embeddings of a graph would read its structure at inference; score the classifier
+    if emb is not None:
+        return {"embedding_cosine": _row_cosine(emb.reshape(emb.shape[0], -1), pairs)}
+    if hasattr(model, "logits"):
+        with torch.no_grad():
+            probs = torch.softmax(torch.as_tensor(model.logits(view), dtype=torch.float64), dim=1).numpy()
+        return {"class_agreement": np.einsum("ij,ij->i", probs[pairs[:, 0]], probs[pairs[:, 1]])}
+    pred = np.asarray(model.predict(view))
+    return {"class_agreement": (pred[pairs[:, 0]] == pred[pairs[:, 1]]).astype(np.float64)}
+
+
+def model_edge_train_and_score(make_model: Callable[[], Any], *, epsilon: float, delta: float) -> TrainAndScore:
+    """A ``train_and_score`` for :func:`run_canary_audit` that trains a real private model (``MODELS``) under edge
+    adjacency and scores the canary pairs with :func:`edge_canary_model_scores`.
+
+    ``epsilon`` is the TRAINING budget, a fresh ``Budget(epsilon, delta, adjacency="edge")`` per run; ``math.inf``
+    trains without noise (the deliberately broken mechanism when the audit is told a finite ``claimed_epsilon``).
+    The model draws its own noise; ``seed`` is unused (the scores are deterministic given the release). The canary
+    pairs are :func:`run_canary_audit`'s, as for generators: uniformly random non-edges of the base graph
+    (:func:`choose_canary_edges`).
+    """
+    from graphrelease.privacy.budget import Budget
+
+    def train_and_score(g: Graph, canaries: np.ndarray, seed: int) -> dict[str, np.ndarray]:
+        budget = (Budget.unlimited("edge", delta=delta) if math.isinf(epsilon)
+                  else Budget(epsilon=epsilon, delta=delta, adjacency="edge"))
+        model = make_model()
+        model.fit(g, budget)
+        return edge_canary_model_scores(model, g, canaries)
+
+    return train_and_score
 
 
 # ---------------------------------------------------------------------------------------------------- collections

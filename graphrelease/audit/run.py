@@ -496,9 +496,9 @@ def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, 
                         max_nodes: int, max_graphs: int, seed: int, progress: ProgressFn) -> None:
     """Re-fit the release's method (from its certificate) with and without a canary; see audit.empirical.
 
-    The canary kind follows the certificate's adjacency: ``edge`` (one graph), ``node`` (a private model of one
-    graph) or ``graph`` (a collection generator). The stated epsilon is audited also when the guarantee is none:
-    the audit tests that statement.
+    The canary kind follows the certificate's adjacency: ``edge`` (a generator or a private model of one graph),
+    ``node`` (a private model of one graph) or ``graph`` (a collection generator). The stated epsilon is audited
+    also when the guarantee is none: the audit tests that statement.
     """
     from graphrelease.audit import empirical as emp
 
@@ -541,11 +541,19 @@ def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, 
                                 "costly)")
         if kind == "edge":
             make = _method_factory(rel)
-            if make is None:
-                return skip("certificate names no registered generator with epsilon and delta")
-            res = emp.run_canary_audit(
-                graph, emp.generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta),
-                runs=runs, delta=rel.delta, claimed_epsilon=rel.epsilon, rng=rng, label=label_of, progress=on_run)
+            if make is not None:
+                train_and_score = emp.generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta)
+            else:
+                make = _model_factory(rel)
+                if make is None:
+                    return skip("certificate names no registered generator or private model with epsilon and delta")
+                from graphrelease.models.common import NodeModelMixin
+
+                if graph.labels is None and isinstance(make(), NodeModelMixin):
+                    return skip("the release is a node classifier and the original has no node labels")
+                train_and_score = emp.model_edge_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta)
+            res = emp.run_canary_audit(graph, train_and_score, runs=runs, delta=rel.delta,
+                                       claimed_epsilon=rel.epsilon, rng=rng, label=label_of, progress=on_run)
         else:
             make = _model_factory(rel)
             if make is None:
@@ -606,9 +614,10 @@ def run_audit(
     canary_runs:
         When > 0, an empirical privacy audit per release: its certificate's method is re-fitted ``canary_runs``
         times, half of them with a canary, and a lower bound on epsilon is reported beside the stated one. The
-        canary follows the certificate's adjacency: an edge (graph releases; at most ``canary_max_nodes``
-        highest-degree nodes of the original), a node (model releases under node adjacency, same subgraph) or a
-        whole graph (collection releases under graph adjacency; at most ``canary_max_graphs`` original graphs).
+        canary follows the certificate's adjacency: an edge (graph releases and model releases under edge adjacency;
+        at most ``canary_max_nodes`` highest-degree nodes of the original), a node (model releases under node
+        adjacency, same subgraph) or a whole graph (collection releases under graph adjacency; at most
+        ``canary_max_graphs`` original graphs).
     """
     unknown = set(tasks) - set(TASKS)
     if unknown:
