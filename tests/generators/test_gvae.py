@@ -255,8 +255,14 @@ def test_edge_tuples_fit_ledger_and_sample(cora_small):
     assert budget.spent_epsilon() <= 2.0 * (1 + 1e-6)
     (g,) = fitted.sample(1, rng=np.random.default_rng(0))
     assert g.num_nodes == cora_small.num_nodes
-    # the expected edge count is calibrated to the DP count (noise sd ~ tens of edges at this budget)
-    assert 0.3 * cora_small.num_edges < g.num_edges < 3 * cora_small.num_edges
+    # The sampler is calibrated to the released DP count m_hat (its expectation), and m_hat is |E| plus Gaussian noise
+    # of the charged sigma, clipped to >= 1. Checked against m_hat, not |E|: with 56 edges and sigma ~ tens of edges,
+    # comparing with |E| failed in CI when the noisy count came out near 7.
+    n = cora_small.num_nodes
+    m_hat = fitted.config["target_density"] * n * (n - 1) / 2
+    sigma = budget.ledger.entries[0].params["noise_multiplier"]
+    assert abs(m_hat - cora_small.num_edges) <= 6 * sigma
+    assert abs(g.num_edges - m_hat) <= 5 * math.sqrt(m_hat) + 5
     (h,) = fitted.sample(1, num_nodes=150, rng=np.random.default_rng(1))
     assert h.num_nodes == 150
 
