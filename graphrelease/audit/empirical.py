@@ -177,7 +177,7 @@ def choose_canary_edges(graph: Graph, count: int, rng: np.random.Generator) -> n
         raise OptionError(f"need at least one canary, got {count}")
     if count > max_pairs - graph.num_edges:
         raise OptionError(f"graph '{graph.name}' has fewer than {count} non-edges to use as canaries")
-    existing = set((graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1]).tolist())
+    existing = set(_pair_keys(graph.edges, n).tolist())
     chosen: list[int] = []
     seen: set[int] = set()
     while len(chosen) < count:
@@ -589,7 +589,7 @@ def randomized_response_train_and_score(epsilon: float, *, noise: bool = True) -
     def train_and_score(g: Graph, canaries: np.ndarray, seed: int) -> np.ndarray:
         released = randomized_response_edges(g, epsilon, np.random.default_rng(seed), noise=noise)
         n = released.num_nodes
-        keys = set((released.edges[:, 0] * np.int64(n) + released.edges[:, 1]).tolist())
+        keys = set(_pair_keys(released.edges, n).tolist())
         return np.array([1.0 if int(a) * n + int(b) in keys else 0.0 for a, b in canaries])
 
     return train_and_score
@@ -715,6 +715,11 @@ def _degree_alignment(base_degrees: np.ndarray, sampled: Graph) -> np.ndarray:
     return out
 
 
+def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
+    """One int64 key per node pair ``(u, v)`` (``u < v``), for set membership between edge lists of n-node graphs."""
+    return pairs[:, 0] * np.int64(n) + pairs[:, 1]
+
+
 def _sampled_pair_share(fitted: Any, graph: Graph, canaries: np.ndarray, rng: np.random.Generator, *,
                         samples: int, align: np.ndarray | None) -> np.ndarray:
     """Share of ``samples`` sampled graphs holding each canary pair; with ``align`` (the owner's degrees without
@@ -725,7 +730,7 @@ def _sampled_pair_share(fitted: Any, graph: Graph, canaries: np.ndarray, rng: np
         if g.num_nodes != n:
             raise OptionError(f"generator sampled {g.num_nodes} nodes, the audit needs the owner's {n} nodes")
         pairs = canaries if align is None else np.sort(_degree_alignment(align, g)[canaries], axis=1)
-        hits += np.isin(pairs[:, 0] * np.int64(n) + pairs[:, 1], g.edges[:, 0] * np.int64(n) + g.edges[:, 1])
+        hits += np.isin(_pair_keys(pairs, n), _pair_keys(g.edges, n))
     return hits / samples
 
 
@@ -733,8 +738,7 @@ def _degrees_without(graph: Graph, canaries: np.ndarray) -> np.ndarray:
     """Degrees of ``graph`` minus the canary pairs it holds: the same attacker knowledge in ``in`` and ``out`` runs."""
     n = graph.num_nodes
     deg = graph.degrees().astype(np.int64).copy()
-    present = np.isin(canaries[:, 0] * np.int64(n) + canaries[:, 1],
-                      graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1])
+    present = np.isin(_pair_keys(canaries, n), _pair_keys(graph.edges, n))
     for u, v in canaries[present]:
         deg[u] -= 1
         deg[v] -= 1
@@ -845,8 +849,7 @@ def model_canary_slot(make_model: Callable[[], Any], num_base_nodes: int) -> int
 def _without_pairs(graph: Graph, pairs: np.ndarray) -> Graph:
     """``graph`` minus the edges in ``pairs`` (``u < v``): the attacker's view, the same in ``in`` and ``out`` runs."""
     n = graph.num_nodes
-    keys = graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1]
-    keep = ~np.isin(keys, pairs[:, 0] * np.int64(n) + pairs[:, 1])
+    keep = ~np.isin(_pair_keys(graph.edges, n), _pair_keys(pairs, n))
     return graph.replace(edges=graph.edges[keep])
 
 

@@ -547,9 +547,10 @@ def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, 
                 make = _model_factory(rel)
                 if make is None:
                     return skip("certificate names no registered generator or private model with epsilon and delta")
+                from graphrelease.models import MODELS
                 from graphrelease.models.common import NodeModelMixin
 
-                if graph.labels is None and isinstance(make(), NodeModelMixin):
+                if graph.labels is None and issubclass(MODELS.get(rel.method), NodeModelMixin):
                     return skip("the release is a node classifier and the original has no node labels")
                 train_and_score = emp.model_edge_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta)
             res = emp.run_canary_audit(graph, train_and_score, runs=runs, delta=rel.delta,
