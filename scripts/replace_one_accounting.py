@@ -6,13 +6,12 @@ reports/replace_one_accounting.md.
 
 For the DP-MLP settings of scripts/reproduce_private_models.py (batch 256, 20 epochs, the public training-slot
 count of each dataset's 50% split, delta 1e-5) it finds by bisection the noise multiplier that meets epsilon 16
-under (a) the JC entry the models charge and (b) the add/remove subsampled Gaussian, then evaluates the exact
-replace-one accountant (numerical quadrature, slow, so only at these two points).
+with the models' own calibration (``calibrate_common_noise``) under (a) the JC entry, (b) the exact replace-one pair
+and (c) the add/remove subsampled Gaussian, then evaluates the exact replace-one accountant at (a) and (c).
 """
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphrelease.models.common import steps_for  # noqa: E402
+from graphrelease.models.common import calibrate_common_noise, steps_for  # noqa: E402
+from graphrelease.privacy.budget import Budget  # noqa: E402
 from graphrelease.privacy.accountants import compute_epsilon  # noqa: E402
 from graphrelease.privacy.ledger import LedgerEntry  # noqa: E402
 
@@ -42,11 +42,9 @@ def eps(kind: str, sigma: float, q: float, steps: int) -> float:
 
 
 def sigma_for(kind: str, q: float, steps: int) -> float:
-    lo, hi = 0.05, 50.0
-    for _ in range(40):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if eps(kind, mid, q, steps) <= TARGET else (mid, hi)
-    return hi
+    """The noise multiplier the models' own calibration picks for this entry (``calibrate_common_noise``)."""
+    budget = Budget(epsilon=TARGET, delta=DELTA, adjacency="node", accountant="rdp")
+    return calibrate_common_noise(lambda s: [entry(kind, s, q, steps)], budget)
 
 
 def main() -> None:
@@ -76,7 +74,7 @@ def main() -> None:
               "classifier under k-neighbor adjacency; `graphrelease/models/common.py: make_dpsgd_trainer`) and keep JC "
               "for groups (DPDGC's DP-Emb). The k-neighbor rows of reports/private_models.md say which accounting "
               "each cell used. One exact RDP curve takes ~0.1 s, so the calibration loop affords it (the seconds "
-              "column holds three bisections of 40 evaluations plus two exact evaluations).", ""]
+              "column: three calibrations of about 14 evaluations each plus two exact evaluations).", ""]
     (ROOT / "reports" / "replace_one_accounting.md").write_text("\n".join(lines))
 
 

@@ -367,8 +367,8 @@ def make_dpsgd_trainer(
         cls = _Trainer
     elif neighboring == "replace_one" and group_size > 1:
         # One replaced example (group_size 1) keeps the engine's exact replace-one pair (numerical quadrature,
-        # ~0.1 s per RDP curve, fine inside calibration): on Cora's DP-MLP at epsilon 16 it needs noise 1.48
-        # where the joint-convexity bound needs 3.83 (reports/replace_one_accounting.md). Groups have no exact
+        # ~0.1 s per RDP curve, fine inside calibration): on Cora's DP-MLP at epsilon 16 it needs noise 1.49
+        # where the joint-convexity bound needs 3.85 (reports/replace_one_accounting.md). Groups have no exact
         # pair here, so they keep the joint-convexity bound.
         cls = _jc_trainer_class()
     return cls(
