@@ -21,13 +21,22 @@ def register(app: typer.Typer) -> None:
         input_path: Optional[Path] = typer.Option(None, "--input", help="the private input graph, to check the "
                                                                          "HMAC binding"),
         key: Optional[Path] = typer.Option(None, "--key", help="the key file kept beside the release"),
+        nodes: Optional[str] = typer.Option(None, "--nodes", help="the node set declared for --input (as given to "
+                                                                  "synth: a count or a node-list file)"),
+        signer_key: Optional[str] = typer.Option(None, "--signer-key", help="the issuer's Ed25519 public key (.pub "
+                                                 "file or hex): the release must be signed by it"),
     ) -> int:
-        """Recompute epsilon from the ledger, re-hash every artifact, check the input binding; exit 1 on failure."""
+        """Recompute epsilon and every ledger entry, re-hash every artifact, check the signature and the input
+        binding; exit 1 on failure."""
         from graphrelease.privacy.certificate import verify_release
 
-        report = verify_release(release_dir, input_graph=input_path, key=key)
+        report = verify_release(release_dir, input_graph=input_path, key=key, signer_key=signer_key,
+                                input_options={"nodes": nodes} if nodes is not None else None)
         for check in report.checks:
             console.print(f"[green]ok[/]   {check}", highlight=False)
+        if input_path is None:
+            console.print("[yellow]note[/] input binding not checked (pass --input and --key to check it)",
+                          highlight=False)
         for problem in report.problems:
             err_console.print(f"[bold red]FAIL[/] {problem}", highlight=False)
         if report.ok:
@@ -35,6 +44,16 @@ def register(app: typer.Typer) -> None:
             return 0
         err_console.print(f"[bold red]verification failed[/]: {len(report.problems)} problem(s) in {release_dir}")
         raise typer.Exit(1)
+
+    @group.command("keygen")
+    def keygen(path: Path = typer.Argument(..., help="where to write the private key (PEM, mode 0600); the "
+                                                     "public key goes to PATH.pub")) -> None:
+        """Make an Ed25519 signing key pair for `synth|train|embed --signing-key`; publish PATH.pub."""
+        from graphrelease.privacy.signing import generate_keypair
+
+        private, public = generate_keypair(path)
+        console.print(f"private key: {private} (keep it secret)\npublic key:  {public} (publish it; verifiers pass "
+                      f"it as --signer-key)", highlight=False)
 
     @group.command("show")
     def show(release_dir: Path = typer.Argument(..., help="release directory")) -> None:

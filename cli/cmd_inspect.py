@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from cli.common import console
+from cli.common import NODES_HELP, console
 
 
 def _fmt(value: object) -> str:
@@ -43,6 +43,7 @@ def _render(summary: dict) -> None:
             ("graph labels (classes)", summary["graph_classes"] if summary["graph_labels"] else False),
             ("node features (dimensions)", summary["features"]),
             ("node labels", summary["node_labels"]),
+            ("node sets", summary["node_set"]),
         ]
     else:
         rows += [
@@ -59,6 +60,7 @@ def _render(summary: dict) -> None:
             ("features (dimensions)", summary["features"]),
             ("labels (classes)", summary["classes"] if summary["labels"] else False),
             ("original node ids kept", summary["original_ids"]),
+            ("node set", summary["node_set"]),
         ]
     reader = summary["reader"]
     dropped = reader["dropped"]
@@ -90,6 +92,7 @@ def register(app: typer.Typer) -> None:
             None, "--directed/--undirected", help="Declare the input (un)directed; it is symmetrised either way."
         ),
         default: bool = typer.Option(False, "--default", help="Inspect the embedded default graph (Cora)."),
+        nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
     ) -> None:
         """Summarise a graph: size, density, degrees, components, triangles, clustering, what the reader dropped.
 
@@ -102,11 +105,12 @@ def register(app: typer.Typer) -> None:
         if default == (path is not None):
             raise OptionError("give either a PATH or --default (the embedded Cora graph)")
         if default:
-            if fmt or features or labels:
-                raise OptionError("--format/--features/--labels do not apply to --default")
+            if fmt or features or labels or nodes:
+                raise OptionError("--format/--features/--labels/--nodes do not apply to --default")
             result = read_default_graph()
         else:
-            result = read_graph(path, fmt, features=features, labels=labels, directed=directed)
+            extra = {"nodes": nodes} if nodes is not None else {}
+            result = read_graph(path, fmt, features=features, labels=labels, directed=directed, **extra)
         summary = inspect_graph(result)
         if as_json:
             typer.echo(json.dumps(summary, indent=2))

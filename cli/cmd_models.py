@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import console, parse_set_options
+from cli.common import NODE_SET_HELP, NODES_HELP, console, parse_set_options
 
 _EPS_HELP = (
     "Privacy budget epsilon (with --delta): no adversary can tell neighbouring inputs (see --adjacency) apart with "
@@ -43,6 +43,10 @@ def _render(report, what: str) -> None:
         console.print(f"  artifact {a}")
 
 
+def _read_options(nodes, input_format, features, labels) -> dict:
+    return {"nodes": nodes, "input_format": input_format, "features": features, "labels": labels}
+
+
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train(
@@ -59,6 +63,11 @@ def register(app: typer.Typer) -> None:
         options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
         force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
         allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
+        nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
+        node_set: str = typer.Option("declared", "--node-set", help=NODE_SET_HELP),
+        input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed)."),
+        features: Optional[Path] = typer.Option(None, "--features", help="Node features file joined by node id."),
+        labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file joined by node id."),
     ) -> None:
         """Train a private node or link model and release its weights with a privacy certificate."""
         from graphrelease.train import train_model
@@ -67,7 +76,8 @@ def register(app: typer.Typer) -> None:
             report = train_model(
                 input, out, method=method, task=task, adjacency=adjacency, epsilon=epsilon, delta=delta,
                 accountant=accountant, options=parse_set_options(options), force=force,
-                allow_uncertified=allow_uncertified,
+                allow_uncertified=allow_uncertified, node_set=node_set,
+                read_options=_read_options(nodes, input_format, features, labels),
             )
         _render(report, "model release")
 
@@ -83,6 +93,11 @@ def register(app: typer.Typer) -> None:
         options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
         force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
         allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
+        nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
+        node_set: str = typer.Option("declared", "--node-set", help=NODE_SET_HELP),
+        input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed)."),
+        features: Optional[Path] = typer.Option(None, "--features", help="Node features file joined by node id."),
+        labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file joined by node id."),
     ) -> None:
         """Release DP node embeddings (npz, nodes numbered 0..n-1) with a privacy certificate."""
         from graphrelease.train import embed_release
@@ -91,6 +106,7 @@ def register(app: typer.Typer) -> None:
             report = embed_release(
                 input, out, method=method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
                 options=parse_set_options(options), force=force, allow_uncertified=allow_uncertified,
+                node_set=node_set, read_options=_read_options(nodes, input_format, features, labels),
             )
         _render(report, "embedding release")
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import console, parse_set_options
+from cli.common import NODE_SET_HELP, NODES_HELP, console, parse_set_options
 
 
 def _progress_bar():
@@ -34,7 +34,7 @@ def _callback(bar):
 def _summary(result) -> None:
     console.print(f"release written to [bold]{result.release_dir}[/] ({result.num_graphs} graph(s), "
                   f"{result.seconds:.1f}s)")
-    console.print(f"method {result.method} (mode {result.mode}); guarantee: [bold]{result.certificate.get('guarantee')}"
+    console.print(f"method {result.method} (mode {result.mode or 'default'}); guarantee: [bold]{result.certificate.get('guarantee')}"
                   f"[/]; epsilon spent {result.epsilon_spent:.4g} of {result.epsilon:g} at delta {result.delta:.3g} "
                   "(epsilon: privacy loss bound under the certificate's adjacency; smaller is more private)")
     if result.key_path is not None:
@@ -57,13 +57,23 @@ def synth(
     force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
     key: Optional[Path] = typer.Option(None, "--key", help="Where to write the input-binding key (default "
                                                            "<out>.key, outside the release)."),
-    nodes: Optional[int] = typer.Option(None, "--nodes", help="Node count of generated graphs."),
+    nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
+    node_set: str = typer.Option("declared", "--node-set", help=NODE_SET_HELP),
+    input_format: Optional[str] = typer.Option(None, "--input-format", help="Input format (default: sniffed); "
+                                               "see `graphrelease inspect --help`."),
+    features: Optional[Path] = typer.Option(None, "--features", help="Node features file (CSV/npz/npy) joined "
+                                            "by node id."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file (CSV/npz/npy) joined by node id."),
+    num_nodes: Optional[int] = typer.Option(None, "--num-nodes", help="Node count of the generated graphs "
+                                            "(default: the input's)."),
     accountant: str = typer.Option("rdp", "--accountant", help="rdp (default, fast) or pld (tighter, slower)."),
     fmt: str = typer.Option("csv", "--format", help="Graph file format in the release: csv, npz, graphml."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
                                                             "uncertified."),
     options: Optional[List[str]] = typer.Option(None, "--set", help="Generator option KEY=VALUE (repeatable), "
                                                 "e.g. --set partition=degree_classes for dp_dcsbm."),
+    signing_key: Optional[Path] = typer.Option(None, "--signing-key", help="Your Ed25519 private key (from "
+                                               "`graphrelease certificate keygen`): signs the release's manifest."),
 ) -> None:
     """Fit a DP generator and write a certified release of synthetic graphs."""
     from graphrelease.synth import synthesize
@@ -72,7 +82,9 @@ def synth(
         result = synthesize(input, method=method, epsilon=epsilon, delta=delta, num_graphs=graphs, out=out,
                             mode=mode, adjacency=adjacency, allow_uncertified=allow_uncertified, force=force,
                             key_path=key, seed=seed, progress=_callback(bar), accountant=accountant,
-                            num_nodes=nodes, graph_format=fmt, options=parse_set_options(options) or None)
+                            num_nodes=num_nodes, graph_format=fmt, options=parse_set_options(options) or None,
+                            node_set=node_set, nodes=nodes, input_format=input_format, features=features,
+                            labels=labels, signing_key=signing_key)
     _summary(result)
 
 
@@ -80,7 +92,7 @@ def sample(
     release: Path = typer.Argument(..., help="An existing release directory (from `synth`)."),
     out: Path = typer.Option(..., "--out", help="New release directory."),
     graphs: int = typer.Option(1, "--graphs", help="Number of graphs to draw."),
-    nodes: Optional[int] = typer.Option(None, "--nodes", help="Node count of generated graphs."),
+    nodes: Optional[int] = typer.Option(None, "--num-nodes", "--nodes", help="Node count of generated graphs."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output directory."),
     fmt: str = typer.Option("csv", "--format", help="Graph file format: csv, npz, graphml."),
 ) -> None:

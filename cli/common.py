@@ -12,6 +12,13 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+NODES_HELP = ("The input's node set, declared by you: a node count N (ids 0..N-1) or a file listing one node id per "
+              "line. An edge list names only nodes that have an edge, so without this its node set comes from the "
+              "private edges and the release is refused (or see --node-set).")
+NODE_SET_HELP = ("declared (default): refuse an input whose node set was read off its edges; from-edges: accept it, "
+                 "and the certificate says the non-isolated nodes were treated as public.")
+
+
 def run_cli(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run ``app``; print library UserErrors as one line on stderr, without a traceback."""
     from graphrelease.errors import UserError

@@ -42,3 +42,7 @@ class UncertifiedError(UserError):
     """A run would produce a release with ``guarantee: none`` and ``--allow-uncertified`` was not given."""
 
     exit_code: int = 5
+
+
+class NodeSetError(UserError):
+    """The node set would be called public although nobody declared it (it was read off the private edges)."""

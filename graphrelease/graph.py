@@ -32,6 +32,13 @@ if TYPE_CHECKING:  # heavy imports stay off the CLI start-up path
 
 Features = np.ndarray | sp.csr_matrix
 
+#: ``Graph.node_set`` of a graph whose nodes were read off its edges (an edge list without a node declaration).
+#: Under edge adjacency such a node set is a function of the private edges: one edge can add a node or renumber
+#: the others, so nothing may call it public (docs/privacy.md, "Where every public value comes from").
+NODE_SET_FROM_EDGES = "from-edges"
+#: ``Graph.node_set`` when a caller built the graph in Python with an explicit ``num_nodes``.
+NODE_SET_GIVEN = "given by the caller as num_nodes"
+
 
 @dataclass(frozen=True)
 class CleaningReport:
@@ -142,6 +149,10 @@ class Graph:
         The mapping stays with the data owner: it is never written into a release.
     name:
         A human-readable name (usually the file stem).
+    node_set:
+        Where the node set came from: :data:`NODE_SET_FROM_EDGES` when a reader inferred it from the edges,
+        otherwise who declared it (``"the edge list's header (nodes=N)"``, ``"--nodes nodes.csv"``, ...). The
+        certificate quotes it; an inferred node set is never called public.
     """
 
     num_nodes: int
@@ -150,6 +161,7 @@ class Graph:
     labels: np.ndarray | None = None
     node_ids: np.ndarray | None = None
     name: str = "graph"
+    node_set: str = NODE_SET_GIVEN
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -236,6 +248,7 @@ class Graph:
         node_ids: np.ndarray | None = None,
         name: str = "graph",
         directed_input: bool | None = None,
+        node_set: str = NODE_SET_GIVEN,
     ) -> tuple["Graph", CleaningReport]:
         """Build a graph from arbitrary integer pairs: symmetrise, drop self-loops and duplicates, report counts."""
         if num_nodes <= 0:
@@ -243,7 +256,8 @@ class Graph:
         edges, report = canonical_edges(num_nodes, raw_edges)
         if directed_input is not None:
             report = CleaningReport(**{**report.__dict__, "directed_input": directed_input})
-        graph = cls(num_nodes, edges, features=features, labels=labels, node_ids=node_ids, name=name)
+        graph = cls(num_nodes, edges, features=features, labels=labels, node_ids=node_ids, name=name,
+                    node_set=node_set)
         isolated = int((graph.degrees() == 0).sum())
         report = CleaningReport(**{**report.__dict__, "isolated_nodes": isolated})
         return graph, report
@@ -265,11 +279,17 @@ class Graph:
             "labels": self.labels,
             "node_ids": self.node_ids,
             "name": self.name,
+            "node_set": self.node_set,
         }
         values.update(changes)
         return Graph(**values)
 
     # ------------------------------------------------------------------ basic properties
+    @property
+    def node_set_inferred(self) -> bool:
+        """True when the node set was read off the edges, not declared by the owner."""
+        return self.node_set == NODE_SET_FROM_EDGES
+
     @property
     def num_edges(self) -> int:
         return int(self.edges.shape[0])
@@ -368,7 +388,8 @@ class Graph:
         labels = None if self.labels is None else self.labels[nodes]
         ids = None if self.node_ids is None else self.node_ids[nodes]
         g, _ = Graph.from_edges(
-            int(nodes.size), sub_edges, features=feats, labels=labels, node_ids=ids, name=name or self.name
+            int(nodes.size), sub_edges, features=feats, labels=labels, node_ids=ids, name=name or self.name,
+            node_set=self.node_set,
         )
         return g
 
@@ -447,6 +468,11 @@ class GraphCollection:
     @property
     def num_edges(self) -> int:
         return sum(g.num_edges for g in self.graphs)
+
+    @property
+    def node_set_inferred(self) -> bool:
+        """True when any graph's node set was read off its edges (see :attr:`Graph.node_set`)."""
+        return any(g.node_set_inferred for g in self.graphs)
 
     def subset(self, indices: Sequence[int]) -> "GraphCollection":
         labels = None if self.graph_labels is None else self.graph_labels[list(indices)]

@@ -89,6 +89,17 @@ def collection_summary(collection: GraphCollection) -> dict[str, Any]:
     }
 
 
+def _node_set_line(data: Any) -> str:
+    """Where the node set came from, as the certificate will state it (or why a release would be refused)."""
+    from graphrelease.privacy.public_inputs import HOW_TO_DECLARE
+
+    if data.node_set_inferred:
+        return f"read off the edges (not declared): {HOW_TO_DECLARE}"
+    graphs = list(data) if isinstance(data, GraphCollection) else [data]
+    sources = sorted({g.node_set for g in graphs})
+    return "declared: " + (sources[0] if len(sources) == 1 else f"{sources[0]} (+{len(sources) - 1} more)")
+
+
 def inspect_graph(load_result: Any) -> dict[str, Any]:
     """Summary dict of a :class:`~graphrelease.io.LoadResult` (JSON-able): format, statistics, what was dropped."""
     data = load_result.data
@@ -100,6 +111,7 @@ def inspect_graph(load_result: Any) -> dict[str, Any]:
     else:
         summary["kind"] = "graph"
         summary.update(graph_summary(data))
+    summary["node_set"] = _node_set_line(data)
     summary["reader"] = {
         "input_rows": report.input_rows,
         "directed_input": report.directed_input,

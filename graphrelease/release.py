@@ -40,7 +40,8 @@ from graphrelease.graph import Graph, GraphCollection, GraphLike
 CERTIFICATE = "certificate.json"
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "graphrelease-release/1"
-_RESERVED = {CERTIFICATE, MANIFEST}
+SIGNATURE = "manifest.sig"
+_RESERVED = {CERTIFICATE, MANIFEST, SIGNATURE}
 _OWNER_FILE = ".writer-pid"
 _CHUNK = 1 << 20
 
@@ -252,8 +253,12 @@ class ReleaseWriter:
         return found
 
     # ------------------------------------------------------------------ finishing
-    def finalize(self, certificate_factory: Callable[[dict[str, str]], dict]) -> Path:
-        """Hash the artifacts, write certificate and manifest, fsync, and move the release into place."""
+    def finalize(self, certificate_factory: Callable[[dict[str, str]], dict],
+                 signer: Callable[[bytes], str] | None = None) -> Path:
+        """Hash the artifacts, write certificate and manifest, fsync, and move the release into place.
+
+        ``signer``: signs the manifest's bytes (hex signature written to ``manifest.sig``; see
+        :mod:`graphrelease.privacy.signing`)."""
         root = self.staging_dir
         artifacts = self.artifacts()
         certificate = certificate_factory(dict(artifacts))
@@ -273,6 +278,8 @@ class ReleaseWriter:
                             "size": (root / CERTIFICATE).stat().st_size},
         }
         _write_json(root / MANIFEST, manifest)
+        if signer is not None:
+            (root / SIGNATURE).write_text(signer((root / MANIFEST).read_bytes()) + "\n", encoding="utf-8")
         (root / _OWNER_FILE).unlink()
         for path in root.rglob("*"):
             if path.is_file():

@@ -74,12 +74,16 @@ def default_delta(data: Graph | GraphCollection) -> float:
     return 1e-5
 
 
-def _load(input_path_or_data: Any) -> Graph | GraphCollection:
+def _load(input_path_or_data: Any, **read_options: Any) -> Graph | GraphCollection:
+    read_options = {k: v for k, v in read_options.items() if v is not None}
     if isinstance(input_path_or_data, (Graph, GraphCollection)):
+        if read_options:
+            raise OptionError(f"{', '.join(sorted(read_options))} apply to an input file, not to a Graph object")
         return input_path_or_data
     from graphrelease.io import read_graph
 
-    return read_graph(input_path_or_data).data
+    fmt = read_options.pop("fmt", None)
+    return read_graph(input_path_or_data, fmt, **read_options).data
 
 
 def _accepts(cls: type, name: str) -> bool:
@@ -127,6 +131,12 @@ def synthesize(
     num_nodes: int | None = None,
     graph_format: str = "csv",
     options: dict[str, Any] | None = None,
+    node_set: str | None = None,
+    nodes: int | str | Path | None = None,
+    input_format: str | None = None,
+    features: str | Path | None = None,
+    labels: str | Path | None = None,
+    signing_key: str | Path | None = None,
 ) -> SynthResult:
     """Fit ``method`` under ``(epsilon, delta)`` and write a release of ``num_graphs`` synthetic graphs to ``out``.
 
@@ -162,6 +172,16 @@ def synthesize(
         costs tens of seconds per ledger entry on this class of machine.
     num_nodes:
         Node count of the generated graphs (default: as the fitted model says).
+    node_set:
+        ``"declared"`` (default): refuse an input whose node set was read off its edges (an edge list without a
+        node declaration); ``"from-edges"``: accept it, and the certificate discloses that the non-isolated nodes
+        were treated as public (:mod:`graphrelease.privacy.public_inputs`).
+    nodes, input_format, features, labels:
+        Reading options for a path input (:func:`graphrelease.io.read_graph`): the owner's node set (a count or a
+        node-list file), the format, and node feature / label files joined by id.
+    signing_key:
+        The owner's Ed25519 private key (PEM): the manifest is signed and the certificate names the public key
+        (:mod:`graphrelease.privacy.signing`).
 
     Raises
     ------
@@ -180,7 +200,15 @@ def synthesize(
     out = Path(out)
     if out.exists() and not force:
         raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
-    data = _load(input_path_or_data)
+    from graphrelease.privacy.public_inputs import check_policy, node_set_assumption
+
+    node_set = check_policy(node_set)
+    signer = None
+    if signing_key is not None:
+        from graphrelease.privacy.signing import load_private_key
+
+        signer = load_private_key(signing_key)
+    data = _load(input_path_or_data, nodes=nodes, fmt=input_format, features=features, labels=labels)
     is_coll = isinstance(data, GraphCollection)
     method = method or (DEFAULT_COLLECTION_METHOD if is_coll else DEFAULT_SINGLE_GRAPH_METHOD)
     cls = GENERATORS.get(method)
@@ -197,6 +225,9 @@ def synthesize(
                           f"'{adjacency}'; pass --adjacency {sorted(cls.adjacencies)[0]}")
     if adj.kind.value == "graph" and not is_coll:
         raise OptionError("--adjacency graph needs a collection of graphs; use --adjacency edge for one graph")
+    node_public = node_set_assumption(data, adjacency=adj.kind.value, policy=node_set,
+                                      source=None if isinstance(input_path_or_data, (Graph, GraphCollection))
+                                      else str(input_path_or_data))
     epsilon = float(epsilon)
     if not (epsilon > 0) or math.isnan(epsilon):
         raise OptionError(f"--epsilon must be > 0, got {epsilon!r}")
@@ -249,7 +280,7 @@ def synthesize(
         raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
     cert = _write_release(out, force=force, graphs=graphs, fitted=fitted, generator=generator, method=method,
                           mode=mode_used, budget=budget, data=data, key_file=key_file, used_seed=seeded,
-                          graph_format=graph_format, extra_public=None)
+                          graph_format=graph_format, extra_public=node_public, signer=signer)
     if progress is not None:
         progress("write", 1, 1, spent[0])
     spent_eps = 0.0 if cls.non_private or not budget.ledger.entries else budget.spent_epsilon()
@@ -279,9 +310,10 @@ def _write_graphs(w, graphs: list[Graph], graph_format: str) -> list[str]:
 
 def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, generator: Any, method: str,
                    mode: str | None, budget: Any, data: Graph | GraphCollection, key_file: Path, used_seed: bool,
-                   graph_format: str, extra_public: dict | None) -> dict:
-    from graphrelease.privacy.binding import input_hmac, write_key
+                   graph_format: str, extra_public: dict | None, signer: Any = None) -> dict:
+    from graphrelease.privacy.binding import generate_key, input_hmac, write_key
     from graphrelease.privacy.certificate import build_certificate
+    from graphrelease.privacy.signing import sign_bytes, signature_statement
     from graphrelease.release import ReleaseWriter
 
     holder: dict[str, dict] = {}
@@ -291,7 +323,8 @@ def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, 
         model_files = [p.relative_to(w.staging_dir).as_posix() for p in fitted.save(model_dir)]
         w.write_json(GENERATOR_FILE, {"method": method, "mode": mode, "fitted_class": _fitted_ref(fitted)})
         released = [*graph_files, *model_files, GENERATOR_FILE]
-        key = write_key(key_file)
+        # The key reaches the disk only with a finished release: a failed or interrupted run leaves no stray key.
+        key = generate_key()
         binding = input_hmac(data, key)
         public = dict(getattr(fitted, "public_assumptions", {}) or {})
         public.update(extra_public or {})
@@ -303,11 +336,14 @@ def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, 
                                      extra={"input_hmac_sha256": binding,
                                             "input_binding": "HMAC-SHA256 of the input under a key kept by the "
                                                              "data owner outside this release",
-                                            "num_graphs": len(graphs)})
+                                            "num_graphs": len(graphs),
+                                            "node_set_declared": not data.node_set_inferred,
+                                            "signature": signature_statement(signer)})
             holder["cert"] = cert
             return cert
 
-        w.finalize(factory)
+        w.finalize(factory, signer=None if signer is None else (lambda message: sign_bytes(signer, message)))
+    write_key(key_file, key)
     return holder["cert"]
 
 
@@ -382,6 +418,8 @@ def sample_release(release_dir: str | Path, num_graphs: int, out: str | Path, *,
             extra = dict(cert.get("extra") or {})
             extra["num_graphs"] = len(graphs)
             extra["post_processing"] = post
+            # The source's signature covered the source's manifest; this new manifest is not signed.
+            extra["signature"] = {"signed": False}
             cert["extra"] = extra
             holder["cert"] = cert
             return cert

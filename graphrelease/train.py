@@ -44,6 +44,8 @@ class ModelRun:
     epsilon_spent: float
     #: link prediction: AUC of held-out real edges vs as many sampled non-edges (nan for node classification)
     test_auc: float = float("nan")
+    #: the certificate's node-set entry (:func:`graphrelease.privacy.public_inputs.node_set_assumption`)
+    node_public: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -77,15 +79,23 @@ class PredictReport:
     pairs: np.ndarray | None = None  # link prediction: the scored pairs (predictions are their scores)
 
 
-def load_input(path: str | Path | Graph | None) -> Graph:
-    """A :class:`Graph` from a path (any supported format), a Graph, or ``None`` (the embedded Cora)."""
-    if isinstance(path, Graph):
-        return path
+def load_input(path: str | Path | Graph | None, *, nodes: int | str | Path | None = None,
+               input_format: str | None = None, features: str | Path | None = None,
+               labels: str | Path | None = None) -> Graph:
+    """A :class:`Graph` from a path (any supported format, with the reading options of
+    :func:`graphrelease.io.read_graph`), a Graph, or ``None`` (the embedded Cora)."""
+    read_options = {k: v for k, v in {"nodes": nodes, "features": features, "labels": labels}.items()
+                    if v is not None}
+    if isinstance(path, Graph) or path is None:
+        if read_options or input_format is not None:
+            raise OptionError(f"{', '.join(sorted(read_options) or ['--format'])} apply to an input file")
+        if isinstance(path, Graph):
+            return path
     from graphrelease import io
 
     if path is None:
         return io.load_default_graph()
-    data = io.read_graph(path).data
+    data = io.read_graph(path, input_format, **read_options).data
     if not isinstance(data, Graph):
         raise OptionError(f"'{path}' holds a graph collection; node models need one graph")
     return data
@@ -109,25 +119,64 @@ def fit_model(
     accountant: str = "rdp",
     options: dict[str, Any] | None = None,
     progress: Callable[[], None] | None = None,
+    node_set: str | None = None,
+    read_options: dict[str, Any] | None = None,
 ) -> ModelRun:
-    """Fit ``method`` (a name in ``MODELS``) on ``graph`` under (epsilon, delta, adjacency)."""
-    from graphrelease.models import MODELS
+    """Fit ``method`` (a name in ``MODELS``) on ``graph`` under (epsilon, delta, adjacency).
 
-    graph = load_input(graph)
+    ``node_set``: ``"declared"`` (default) refuses a graph whose node set was read off its edges;
+    ``"from-edges"`` accepts it, disclosed in the certificate (:mod:`graphrelease.privacy.public_inputs`).
+    ``read_options``: ``nodes``, ``input_format``, ``features``, ``labels`` for a path input (:func:`load_input`).
+    """
+    from graphrelease.models import MODELS
+    from graphrelease.privacy.public_inputs import check_policy, node_set_assumption
+
+    node_set = check_policy(node_set)
+    source = None if isinstance(graph, Graph) or graph is None else str(graph)
+    graph = load_input(graph, **(read_options or {}))
     cls = MODELS.get(method)
     budget = make_budget(adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant)
     kind = budget.ledger.adjacency.kind.value
+    node_public = node_set_assumption(graph, adjacency=kind, policy=node_set, source=source)
     if kind not in cls.adjacencies:
         raise OptionError(f"method '{method}' supports --adjacency {sorted(cls.adjacencies)}, not '{adjacency}'")
     if getattr(cls, "non_private", False) and not budget.is_unlimited:
         raise OptionError(f"method '{method}' is a non-private baseline: run it with --epsilon inf")
-    model = cls(**(options or {}))
+    options = dict(options or {})
+    declared_classes = options.pop("num_classes", None)
+    model = cls(**options)
+    node_public.update(_class_set_assumption(model, kind, declared_classes))
     start = time.perf_counter()
     model.fit(graph, budget, progress=progress)
     elapsed = time.perf_counter() - start
     spent = 0.0 if budget.is_unlimited else budget.spent_epsilon()
     return ModelRun(model, budget, method, budget.ledger.adjacency.name, float(model.test_accuracy),
-                    float(model.train_accuracy), elapsed, float(spent))
+                    float(model.train_accuracy), elapsed, float(spent), node_public=node_public)
+
+
+def _class_set_assumption(model: Any, kind: str, declared: Any) -> dict[str, str]:
+    """The label set is public under edge adjacency (labels are not the private unit); under node and k-neighbor
+    adjacency labels are private, so the number of classes (the width of the released output layer) must be
+    declared by the owner, not read off the labels."""
+    from graphrelease.models.common import NodeModelMixin
+
+    if not isinstance(model, NodeModelMixin):
+        if declared is not None:
+            raise OptionError("--set num_classes applies to node classification models")
+        return {}
+    if declared is not None:
+        try:
+            model.declared_num_classes = int(declared)
+        except (TypeError, ValueError):
+            raise OptionError(f"--set num_classes must be an integer, got {declared!r}") from None
+        if model.declared_num_classes < 2:
+            raise OptionError(f"--set num_classes must be >= 2, got {declared}")
+        return {"labels": f"the label set 0..{model.declared_num_classes - 1} was declared by the owner "
+                          f"(num_classes={model.declared_num_classes}); the split of node slots is public"}
+    if kind != "edge":
+        raise OptionError(f"under {kind} adjacency the labels are private, so the number of classes cannot be read "
+                          "off them: declare it with --set num_classes=K")
+    return {}
 
 
 def fit_link_model(
@@ -140,6 +189,8 @@ def fit_link_model(
     accountant: str = "rdp",
     options: dict[str, Any] | None = None,
     progress: Callable[[], None] | None = None,
+    node_set: str | None = None,
+    read_options: dict[str, Any] | None = None,
 ) -> tuple[ModelRun, Graph]:
     """Fit a link model on the graph minus held-out edges and measure the held-out AUC.
 
@@ -153,13 +204,22 @@ def fit_link_model(
     if method not in LINK_METHODS:
         raise OptionError(f"--task link-prediction supports --method {sorted(LINK_METHODS)}, not '{method}'")
     name = LINK_METHODS[method]
-    graph = load_input(graph)
+    from graphrelease.privacy.adjacency import Adjacency
+    from graphrelease.privacy.public_inputs import check_policy, node_set_assumption
+
+    node_set = check_policy(node_set)
+    source = None if isinstance(graph, Graph) or graph is None else str(graph)
+    graph = load_input(graph, **(read_options or {}))
+    # Checked on the input: the training graph below is built from it and would look declared.
+    node_public = node_set_assumption(graph, adjacency=Adjacency.parse(adjacency).kind.value, policy=node_set,
+                                      source=source)
     opts = dict(options or {})
     test_frac = float(opts.pop("test_frac", DEFAULT_TEST_FRAC))
     split_seed = int(opts.get("split_seed", 0)) if name == "gap-link" else int(opts.pop("split_seed", 0))
     train_graph, test_edges = holdout_split(graph, test_frac=test_frac, seed=split_seed)
     run = fit_model(train_graph, name, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
-                    options=opts, progress=progress)
+                    options=opts, progress=progress, node_set="from-edges")
+    run.node_public = node_public
     run.test_auc = held_out_auc(run.model.score_pairs, train_graph, test_edges, graph, seed=split_seed)
     return run, train_graph
 
@@ -168,6 +228,7 @@ def _certificate_factory(run: ModelRun, *, mode: str, released: list[str], extra
     from graphrelease.privacy.certificate import build_certificate
 
     assumptions = dict(getattr(run.model, "public_assumptions", {}) or {})
+    assumptions.update(run.node_public)
     assumptions.setdefault("labels", "the label set (number of classes) and the public split of node slots "
                                      "(a fixed permutation of 0..n-1) are public")
     unsound = list(getattr(run.model, "uncertified_reasons", []) or [])
@@ -222,6 +283,8 @@ def train_model(
     force: bool = False,
     allow_uncertified: bool = False,
     progress: Callable[[], None] | None = None,
+    node_set: str | None = None,
+    read_options: dict[str, Any] | None = None,
 ) -> ReleaseReport:
     """Train and release the model's weights (``model/weights.safetensors``, ``model/config.json``) + certificate."""
     if task not in TASKS:
@@ -231,7 +294,8 @@ def train_model(
     extra: dict[str, Any] = {"task": task, "artifact_kind": "model"}
     if task == "link-prediction":
         run, _ = fit_link_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta,
-                                accountant=accountant, options=options, progress=progress)
+                                accountant=accountant, options=options, progress=progress,
+                        node_set=node_set, read_options=read_options)
         extra["link_split"] = (
             "held-out test edges (for the reported AUC only) are chosen by public per-pair coins "
             f"(test_frac={float((options or {}).get('test_frac', DEFAULT_TEST_FRAC))}); the model never read them"
@@ -240,7 +304,8 @@ def train_model(
         if method in ("gap-link",):
             raise OptionError(f"--method {method} is a link-prediction model: use --task link-prediction")
         run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta,
-                        accountant=accountant, options=options, progress=progress)
+                        accountant=accountant, options=options, progress=progress,
+                        node_set=node_set, read_options=read_options)
     with ReleaseWriter(out_dir, force=force) as w:
         model_dir = w.path("model/config.json").parent
         written = run.model.save(model_dir)
@@ -270,6 +335,8 @@ def embed_release(
     force: bool = False,
     allow_uncertified: bool = False,
     progress: Callable[[], None] | None = None,
+    node_set: str | None = None,
+    read_options: dict[str, Any] | None = None,
 ) -> ReleaseReport:
     """Fit ``method`` and release its DP node embeddings ``embeddings/embeddings.npz`` (array ``embeddings``, one row
     per node 0..n-1; no original ids) + certificate. Only methods whose embeddings are DP outputs are accepted."""
@@ -280,7 +347,7 @@ def embed_release(
     from graphrelease.release import ReleaseWriter
 
     run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
-                    options=options, progress=progress)
+                    options=options, progress=progress, node_set=node_set, read_options=read_options)
     graph = run.model._cache[0]  # the training graph: embed() then returns the cached, already-charged release
     emb = np.asarray(run.model.embed(graph), dtype=np.float32)
     with ReleaseWriter(out_dir, force=force) as w:

@@ -52,6 +52,29 @@ from graphrelease.errors import OptionError
 _SHARING = ("compose", "split")
 
 
+def _nodes_value(source: Path, where: str, value: Any, base: Path) -> str | None:
+    """``nodes``: a node count, or a node-list file relative to the plan."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise _plan_error(source, f"{where}.nodes must be >= 1, got {value}")
+        return str(value)
+    path = Path(str(value))
+    path = path if path.is_absolute() else base / path
+    if not path.is_file():
+        raise _plan_error(source, f"{where}.nodes: no node-list file {path}")
+    return str(path)
+
+
+def _node_set_value(source: Path, where: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value not in ("declared", "from-edges"):
+        raise _plan_error(source, f"{where}.node_set must be 'declared' or 'from-edges', got {value!r}")
+    return str(value)
+
+
 @dataclass(frozen=True)
 class InputSpec:
     name: str
@@ -63,6 +86,8 @@ class InputSpec:
     delta_cap: float | None = None
     epsilon_total: float | None = None
     delta_total: float | None = None
+    nodes: str | None = None  # the owner's node set for an edge list: a count or a node-list file
+    node_set: str | None = None  # "declared" (default) or "from-edges"
 
 
 @dataclass(frozen=True)
@@ -83,6 +108,8 @@ class Job:
     seed: int | None = None
     allow_uncertified: bool = False
     audit: bool = True
+    nodes: str | None = None
+    node_set: str | None = None
 
     @property
     def input_key(self) -> str:
@@ -200,7 +227,7 @@ def parse_plan(raw: dict[str, Any], *, source: Path, member_counts: dict[str, in
         if not isinstance(item, dict) or "path" not in item:
             raise _plan_error(source, f"{where} needs a path")
         allowed = {"name", "path", "format", "members", "sharing", "epsilon_cap", "delta_cap", "epsilon_total",
-                   "delta_total"}
+                   "delta_total", "nodes", "node_set"}
         extra = set(item) - allowed
         if extra:
             raise _plan_error(source, f"{where}: unknown key(s) {sorted(extra)}; allowed: {sorted(allowed)}")
@@ -230,6 +257,8 @@ def parse_plan(raw: dict[str, Any], *, source: Path, member_counts: dict[str, in
                 delta_cap=_positive(source, f"{where}.delta_cap", item.get("delta_cap")),
                 epsilon_total=_positive(source, f"{where}.epsilon_total", item.get("epsilon_total")),
                 delta_total=_positive(source, f"{where}.delta_total", item.get("delta_total")),
+                nodes=_nodes_value(source, where, item.get("nodes"), base),
+                node_set=_node_set_value(source, where, item.get("node_set")),
             ))
     names = [s.name for s in inputs]
     duplicates = {n for n in names if names.count(n) > 1}
@@ -284,7 +313,8 @@ def parse_plan(raw: dict[str, Any], *, source: Path, member_counts: dict[str, in
                             job_id=job_id, input_name=spec.name, path=spec.path, format=spec.format,
                             member=member, method=method, epsilon=eps, delta=delta, num_graphs=int(num_graphs),
                             options=dict(options.get(method, {})), out=output / job_id, seed=job_seed,
-                            allow_uncertified=allow_uncertified, audit=audit,
+                            allow_uncertified=allow_uncertified, audit=audit, nodes=spec.nodes,
+                            node_set=spec.node_set,
                         ))
     ids = [j.job_id for j in jobs]
     repeated = {i for i in ids if ids.count(i) > 1}

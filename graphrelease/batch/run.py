@@ -70,16 +70,16 @@ class JobResult:
 
 
 # ---------------------------------------------------------------------------------------------- worker side
-_INPUT_CACHE: dict[tuple[str, str | None], Any] = {}
+_INPUT_CACHE: dict[tuple[str, str | None, str | None], Any] = {}
 
 
 def _load_private_input(job: Job):
-    key = (str(job.path), job.format)
+    key = (str(job.path), job.format, job.nodes)
     if key not in _INPUT_CACHE:
         from graphrelease.io import read_graph
 
         _INPUT_CACHE.clear()  # one input at a time per worker keeps memory bounded on large plans
-        _INPUT_CACHE[key] = read_graph(job.path, fmt=job.format).data
+        _INPUT_CACHE[key] = read_graph(job.path, fmt=job.format, nodes=job.nodes).data
     data = _INPUT_CACHE[key]
     if job.member is None:
         return data
@@ -118,6 +118,7 @@ def run_job(job: Job, *, force: bool = False) -> JobResult:
             force=force,
             seed=job.seed,
             options=options or None,
+            node_set=job.node_set,
         )
         release = read_release(job.out)
         _fill_from_certificate(result, release["certificate"])

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 #: Public assumption every edge-DP generator here makes (the certificate's ``public_assumptions``).
 NODE_COUNT_PUBLIC = {
-    "num_nodes": "the node count (and node numbering 0..n-1) is public under edge adjacency",
+    "num_nodes": "the node count and numbering 0..n-1 are the owner's declared node set (see node_set), public under "
+                 "edge adjacency",
 }
 
 
@@ -74,7 +75,9 @@ def laplace_entry(stage: str, epsilon: float, sensitivity: float, proof: str, no
                   count: int = 1) -> LedgerEntry:
     """Ledger entry of a Laplace mechanism with scale ``sensitivity / epsilon`` (L1 sensitivity)."""
     return LedgerEntry(
-        mechanism="laplace", stage=stage, params={"epsilon": float(epsilon)}, count=count,
+        mechanism="laplace", stage=stage,
+        params={"epsilon": float(epsilon), "scale": float(sensitivity) / float(epsilon)},
+        count=count,
         sensitivity=float(sensitivity), proof=proof, note=note,
     )
 

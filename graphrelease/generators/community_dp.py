@@ -144,7 +144,8 @@ def noisy_count_refine(graph: Graph, labels: np.ndarray, budget: Any, rng: np.ra
         exact = neighbour_counts(graph, labels, k)
         # Dense noisy n x K matrix in chunks; charged once for the whole release (one Laplace mechanism).
         budget.charge(LedgerEntry(
-            mechanism="laplace", stage=stage, params={"epsilon": float(epsilon)}, sensitivity=2.0, proof=proof,
+            mechanism="laplace", stage=stage, params={"epsilon": float(epsilon), "scale": 2.0 / float(epsilon)},
+            sensitivity=2.0, proof=proof,
             note="node-to-community neighbour counts A Z, L1 sensitivity 2",
         ))
         scale = 2.0 / epsilon

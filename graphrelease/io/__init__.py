@@ -30,7 +30,7 @@ from graphrelease.io.sniff import FORMATS, sniff_format
 
 __all__ = ["FORMATS", "LoadResult", "load_default_graph", "read_default_graph", "read_graph", "sniff_format", "write_graph"]
 
-_EDGELIST_OPTIONS = ("delimiter", "header", "id_type")
+_EDGELIST_OPTIONS = ("delimiter", "header", "id_type", "nodes")
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,12 @@ def _check_format(fmt: str | None) -> str | None:
 
 
 def _read(path: Path, fmt: str, directed: bool | None, opts: dict[str, Any]) -> tuple[GraphLike, CleaningReport]:
+    if opts.get("nodes") is None:
+        opts.pop("nodes", None)
+    elif fmt not in ("edgelist", "csv", "tsv"):
+        raise OptionError(f"--nodes applies to edge lists; a {fmt} input declares its nodes itself (npz/pt: a "
+                          f"'num_nodes' entry or one feature row per node; GraphML/GEXF/GML: node elements; TU: the "
+                          f"graph indicator; a graph directory: a nodes=N header in each edge list)")
     unexpected = set(opts) - set(_EDGELIST_OPTIONS)
     if unexpected or (opts and fmt not in ("edgelist", "csv", "tsv")):
         raise OptionError(f"options {sorted(opts)} apply only to edge lists (allowed: {', '.join(_EDGELIST_OPTIONS)})")
@@ -108,7 +114,11 @@ def read_graph(
     directed:
         Declare the input directed (it is symmetrised either way; the report records it).
     opts:
-        Edge-list options: ``delimiter``, ``header`` (bool), ``id_type`` (``"auto" | "int" | "str"``).
+        Edge-list options: ``delimiter``, ``header`` (bool), ``id_type`` (``"auto" | "int" | "str"``), ``nodes``
+        (the owner's node set: a count ``N`` or a node-list file; see :mod:`graphrelease.io.nodelist`).
+
+    A graph whose node set came from its edges has ``graph.node_set == NODE_SET_FROM_EDGES``; a features or
+    labels file whose ids include every node declares the node set (its ids become the nodes).
     """
     path = Path(path)
     fmt = _check_format(fmt) or sniff_format(path)
@@ -120,14 +130,14 @@ def read_graph(
         if (features is not None or labels is not None) and isinstance(data, GraphCollection):
             raise OptionError("--features/--labels apply to single graphs, not to collections")
         if features is not None:
-            from graphrelease.io.sidecar import attach_features
+            from graphrelease.io.sidecar import attach_features, declare_from_sidecar
 
-            data, extra = attach_features(data, Path(features))
+            data, extra = attach_features(declare_from_sidecar(data, Path(features), "features"), Path(features))
             notes += extra
         if labels is not None:
-            from graphrelease.io.sidecar import attach_labels
+            from graphrelease.io.sidecar import attach_labels, declare_from_sidecar
 
-            data, extra = attach_labels(data, Path(labels))
+            data, extra = attach_labels(declare_from_sidecar(data, Path(labels), "labels"), Path(labels))
             notes += extra
     except (InputFormatError, GraphValidationError) as err:
         if str(path) in str(err) or (features and str(features) in str(err)) or (labels and str(labels) in str(err)):

@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from graphrelease.errors import GraphValidationError, InputFormatError
-from graphrelease.graph import CleaningReport, Graph
+from graphrelease.graph import NODE_SET_FROM_EDGES, CleaningReport, Graph
 
 if TYPE_CHECKING:
     import networkx as nx
 
 _FEATURE_RE = re.compile(r"^x(\d+)$")
+# Node elements of GraphML / GEXF (`<node id=...>`, any namespace prefix) and GML (`node [`).
+_NODE_ELEMENT = {"graphml": re.compile(rb"<(?:\w+:)?node[\s>/]"), "gexf": re.compile(rb"<(?:\w+:)?node[\s>/]"),
+                 "gml": re.compile(rb"(?m)^\s*node\s*\[")}
 
 
 def _as_int(value: object) -> int | None:
@@ -30,7 +33,10 @@ def _as_int(value: object) -> int | None:
     return None
 
 
-def from_networkx(nxg: "nx.Graph", *, source: str, name: str) -> tuple[Graph, CleaningReport]:
+def from_networkx(nxg: "nx.Graph", *, source: str, name: str, declared_nodes: int | None = None
+                  ) -> tuple[Graph, CleaningReport]:
+    """``declared_nodes``: how many node elements the file itself lists (networkx silently adds the endpoints of
+    edges to undeclared nodes; then the node set came partly from the edges)."""
     nodes = list(nxg.nodes())
     if not nodes:
         raise GraphValidationError(f"{source}: empty graph (no nodes)")
@@ -67,6 +73,8 @@ def from_networkx(nxg: "nx.Graph", *, source: str, name: str) -> tuple[Graph, Cl
             node_ids=node_ids,
             name=name,
             directed_input=nxg.is_directed(),
+            node_set=(f"the node elements listed in {source}" if declared_nodes is not None
+                      and declared_nodes >= len(nodes) else NODE_SET_FROM_EDGES),
         )
     except GraphValidationError as err:
         raise GraphValidationError(f"{source}: {err}") from err
@@ -107,4 +115,8 @@ def read_with(
     except (nx.NetworkXError, ET.ParseError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError,
             AttributeError, EOFError, OSError) as err:
         raise InputFormatError(f"{path}: cannot parse as {fmt} ({type(err).__name__}: {err})") from err
-    return from_networkx(nxg, source=str(path), name=name or path.stem.removesuffix(f".{fmt}"))
+    from graphrelease.io._common import read_bytes
+
+    declared = len(_NODE_ELEMENT[fmt].findall(read_bytes(path))) if fmt in _NODE_ELEMENT else None
+    return from_networkx(nxg, source=str(path), name=name or path.stem.removesuffix(f".{fmt}"),
+                         declared_nodes=declared)

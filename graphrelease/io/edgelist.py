@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from graphrelease.errors import InputFormatError, OptionError
-from graphrelease.graph import CleaningReport, Graph
+from graphrelease.graph import NODE_SET_FROM_EDGES, CleaningReport, Graph
 from graphrelease.io._common import ensure_text, read_bytes, remap_integer_ids, remap_string_ids
 from graphrelease.io.table import (
     check_rectangular,
@@ -60,6 +60,8 @@ class ParsedEdgeList:
     node_ids: np.ndarray | None
     notes: list[str] = field(default_factory=list)
     directed_declared: bool | None = None
+    #: the file declared its node count (``# graphrelease edge list: nodes=N``); otherwise it came from the edges
+    nodes_declared: bool = False
 
 
 def _looks_like_header(rows: list[list[bytes]]) -> bool:
@@ -93,6 +95,8 @@ def parse_edgelist(
     notes: list[str] = []
     declared_nodes, directed_declared = _scan_comments(table.comments)
     if not table.rows:
+        if declared_nodes:  # a declared node set without edges (e.g. a synthetic release with no edges)
+            return _edgeless(declared_nodes, notes, directed_declared)
         raise InputFormatError(f"{source}: empty graph — the file has no edges (only comments or blank lines)")
     skip_header = _looks_like_header(table.rows) if header is None else header
     if skip_header:
@@ -101,6 +105,8 @@ def parse_edgelist(
         table.header_skipped = True
         notes.append("header row skipped: " + b",".join(table.header).decode("utf-8", "replace"))
         if not table.rows:
+            if declared_nodes:
+                return _edgeless(declared_nodes, notes, directed_declared)
             raise InputFormatError(f"{source}: empty graph — the file has a header but no edges")
     ncols = check_rectangular(table, min_columns=2, what="source and target node ids")
     if ncols > 2:
@@ -118,7 +124,13 @@ def parse_edgelist(
         nodes = remap_integer_ids(ids, declared_nodes=declared_nodes)
     else:
         nodes = remap_string_ids(tokens, source)
-    return ParsedEdgeList(nodes.index, nodes.num_nodes, nodes.node_ids, notes + nodes.notes, directed_declared)
+    return ParsedEdgeList(nodes.index, nodes.num_nodes, nodes.node_ids, notes + nodes.notes, directed_declared,
+                          nodes_declared=declared_nodes is not None and use_int)
+
+
+def _edgeless(num_nodes: int, notes: list[str], directed_declared: bool | None) -> ParsedEdgeList:
+    return ParsedEdgeList(np.zeros((0, 2), dtype=np.int64), num_nodes, None, notes + ["the graph has no edges"],
+                          directed_declared, nodes_declared=True)
 
 
 def _extra_columns_note(ncols: int) -> str:
@@ -169,7 +181,8 @@ def _parse_fast(data: bytes, *, delimiter: str | None, header: bool | None) -> P
     if declared_nodes is not None and int(ids.max()) >= declared_nodes:
         return None
     nodes = remap_integer_ids(ids, declared_nodes=declared_nodes)
-    return ParsedEdgeList(nodes.index, nodes.num_nodes, nodes.node_ids, notes + nodes.notes, directed_declared)
+    return ParsedEdgeList(nodes.index, nodes.num_nodes, nodes.node_ids, notes + nodes.notes, directed_declared,
+                          nodes_declared=declared_nodes is not None)
 
 
 def read_edgelist(
@@ -180,8 +193,14 @@ def read_edgelist(
     id_type: str = "auto",
     directed: bool | None = None,
     name: str | None = None,
+    nodes: int | str | Path | None = None,
 ) -> tuple[Graph, CleaningReport]:
-    """Read an edge-list file (gzip-aware) into a canonical :class:`Graph`."""
+    """Read an edge-list file (gzip-aware) into a canonical :class:`Graph`.
+
+    ``nodes``: the owner's node set, a count ``N`` (ids ``0..N-1``) or a node-list file (see
+    :mod:`graphrelease.io.nodelist`). Without it (and without a ``nodes=N`` header) the node set is inferred from
+    the edges and ``graph.node_set`` says so.
+    """
     path = Path(path)
     parsed = parse_edgelist(read_bytes(path), source=str(path), delimiter=delimiter, header=header, id_type=id_type)
     directed_input = directed if directed is not None else parsed.directed_declared
@@ -191,7 +210,20 @@ def read_edgelist(
         node_ids=parsed.node_ids,
         name=name or _stem(path),
         directed_input=bool(directed_input) if directed_input is not None else False,
+        node_set=f"the nodes=N header of {path}" if parsed.nodes_declared else NODE_SET_FROM_EDGES,
     )
+    if nodes is not None:
+        from graphrelease.io.nodelist import declare_nodes, parse_nodes_option, read_node_list
+
+        declared = parse_nodes_option(nodes)
+        if parsed.nodes_declared and isinstance(declared, int) and declared != parsed.num_nodes:
+            raise InputFormatError(f"{path}: the header declares nodes={parsed.num_nodes} but --nodes says {declared}")
+        if isinstance(declared, int):
+            graph = declare_nodes(graph, declared, source=f"nodes={declared}")
+        else:
+            graph = declare_nodes(graph, read_node_list(declared), source=f"the node list {declared}")
+        isolated = int((graph.degrees() == 0).sum())
+        report = CleaningReport(**{**report.__dict__, "isolated_nodes": isolated})
     return graph, CleaningReport(**{**report.__dict__, "notes": report.notes + tuple(parsed.notes)})
 
 

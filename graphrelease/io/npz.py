@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphrelease.errors import GraphValidationError, InputFormatError
-from graphrelease.graph import CleaningReport, Graph
+from graphrelease.graph import NODE_SET_FROM_EDGES, CleaningReport, Graph
 
 _ADJ_KEYS = ("adj_data", "adj_indices", "adj_indptr", "adj_shape")
 _ATTR_KEYS = ("attr_data", "attr_indices", "attr_indptr", "attr_shape")
@@ -52,6 +52,17 @@ def _csr(archive: Mapping[str, np.ndarray], keys: tuple[str, ...], source: str) 
     return matrix
 
 
+def _declared_by_node_data(node_set: str, source: str, features, labels, num_nodes: int) -> str:
+    """Per-node arrays with one row per node declare the node set even when the edges alone would not."""
+    if node_set != NODE_SET_FROM_EDGES:
+        return node_set
+    if features is not None and features.shape[0] == num_nodes:
+        return f"the feature rows in {source}"
+    if labels is not None and labels.shape[0] == num_nodes:
+        return f"the labels in {source}"
+    return node_set
+
+
 def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "graph") -> tuple[Graph, CleaningReport]:
     """Build a :class:`Graph` from an opened (pickle-free) npz archive."""
     keys = set(archive.keys()) if hasattr(archive, "keys") else set(archive)
@@ -61,6 +72,7 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
         if adj.shape[0] != adj.shape[1]:
             raise InputFormatError(f"{source}: adjacency is {adj.shape[0]}x{adj.shape[1]}, expected square")
         num_nodes = adj.shape[0]
+        node_set = f"the adjacency matrix's shape in {source}"
         adj.eliminate_zeros()
         if adj.nnz and not np.all(adj.data == 1):
             notes.append("edge weights ignored (non-zero entries are edges)")
@@ -84,8 +96,10 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
             raise InputFormatError(f"{source}: negative node index {int(pairs.min())} in 'edges'")
         if "num_nodes" in keys:
             num_nodes = int(_get(archive, "num_nodes", source))
+            node_set = f"'num_nodes' in {source}"
         else:
             num_nodes = int(pairs.max()) + 1 if pairs.size else 0
+            node_set = NODE_SET_FROM_EDGES
         directed = False
     else:
         raise InputFormatError(
@@ -115,7 +129,8 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
     node_ids = np.asarray(_get(archive, "node_ids", source)) if "node_ids" in keys else None
     try:
         graph, report = Graph.from_edges(
-            num_nodes, pairs, features=features, labels=labels, node_ids=node_ids, name=name, directed_input=directed
+            num_nodes, pairs, features=features, labels=labels, node_ids=node_ids, name=name, directed_input=directed,
+            node_set=_declared_by_node_data(node_set, source, features, labels, num_nodes),
         )
     except GraphValidationError as err:
         raise GraphValidationError(f"{source}: {err}") from err

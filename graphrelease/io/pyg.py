@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from graphrelease.errors import GraphValidationError, InputFormatError
-from graphrelease.graph import CleaningReport, Graph
+from graphrelease.graph import NODE_SET_FROM_EDGES, CleaningReport, Graph
 
 
 def _safe_globals() -> list:
@@ -72,10 +72,14 @@ def parse_pyg_object(obj: object, *, source: str, name: str = "graph") -> tuple[
     y = _numpy(obj["y"], "y", source) if obj.get("y") is not None else None
     if obj.get("num_nodes") is not None:
         num_nodes = int(obj["num_nodes"])
+        node_set = f"'num_nodes' in {source}"
     elif x is not None:
         num_nodes = int(x.shape[0])
+        node_set = f"the rows of 'x' in {source}"
     else:
         num_nodes = int(pairs.max()) + 1 if pairs.size else 0
+        node_set = f"the labels 'y' in {source}" if y is not None and y.reshape(-1).shape[0] == num_nodes else (
+            NODE_SET_FROM_EDGES)
     if num_nodes <= 0:
         raise GraphValidationError(f"{source}: empty graph (0 nodes)")
     if pairs.size and int(pairs.max()) >= num_nodes:
@@ -85,7 +89,7 @@ def parse_pyg_object(obj: object, *, source: str, name: str = "graph") -> tuple[
         if not np.issubdtype(y.dtype, np.integer) or y.shape[0] != num_nodes:
             raise InputFormatError(f"{source}: 'y' must hold one integer label per node (got {y.dtype} {y.shape})")
     try:
-        graph, report = Graph.from_edges(num_nodes, pairs, features=x, labels=y, name=name)
+        graph, report = Graph.from_edges(num_nodes, pairs, features=x, labels=y, name=name, node_set=node_set)
     except GraphValidationError as err:
         raise GraphValidationError(f"{source}: {err}") from err
     # edge_index stores both directions by convention; merged reverse copies are expected, not dropped data.

@@ -199,3 +199,40 @@ def attach_labels(graph: Graph, path: Path) -> tuple[Graph, list[str]]:
     if pos.size < graph.num_nodes:
         notes.append(f"{graph.num_nodes - pos.size} node(s) have no label row: label -1 (unknown)")
     return graph.replace(labels=labels), notes
+
+
+def _sidecar_ids(path: Path, what: str) -> np.ndarray | int | None:
+    """The node ids a side file lists (its first column, or the npz ``ids`` array), or its row count when it has
+    no ids (rows in node order); ``None`` when it cannot tell."""
+    if path.suffix in (".npz", ".npy"):
+        ids, values = _load_array_file(path, ("features", "x", "attr_matrix") if what == "features" else ("labels", "y"))
+        if ids is None:
+            return int(np.asarray(values).shape[0]) if not sp.issparse(values) else int(values.shape[0])
+        ids = np.asarray(ids)
+        return ids.astype(np.int64) if np.issubdtype(ids.dtype, np.integer) else ids.astype(str)
+    table, _ = _read_table(path, 2, "feature" if what == "features" else "label")
+    tokens = token_array(table, [0])[:, 0]
+    if all(is_int_token(t) for t in tokens):
+        return tokens.astype(np.int64)
+    return np.char.decode(tokens, "utf-8") if tokens.dtype.kind == "S" else tokens.astype(str)
+
+
+def declare_from_sidecar(graph: Graph, path: Path, what: str) -> Graph:
+    """A graph whose node set came from its edges, re-indexed onto the nodes a features / labels file lists when
+    that file names every node of the graph (the owner's file then declares the node set, and nodes without an
+    edge join as isolated nodes). Otherwise the graph is returned as it is (still ``from-edges``)."""
+    from graphrelease.graph import NODE_SET_FROM_EDGES
+    from graphrelease.io.nodelist import covers, declare_nodes
+
+    if graph.node_set != NODE_SET_FROM_EDGES or not path.exists():
+        return graph
+    listed = _sidecar_ids(Path(path), what)
+    source = f"the node ids of the {what} file {path}"
+    if isinstance(listed, int):
+        if graph.node_ids is None and listed >= graph.num_nodes:
+            return declare_nodes(graph, listed, source=f"the rows of the {what} file {path} (one per node)")
+        return graph
+    if listed is None or np.unique(listed).size != listed.size or not covers(graph, listed):
+        return graph
+    order = np.argsort(listed, kind="stable")
+    return declare_nodes(graph, listed[order], source=source)

@@ -137,6 +137,7 @@ def read_tu(directory: Path, *, name: str | None = None) -> tuple[GraphCollectio
                 features=None if features is None else features[g],
                 labels=None if node_labels is None else node_labels[g],
                 name=f"{name or dataset}[{g}]",
+                node_set=f"{base}_graph_indicator.txt (one row per node)",
             )
         except GraphValidationError as err:
             raise GraphValidationError(f"{directory}: graph {g + 1}: {err}") from err

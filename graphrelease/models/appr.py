@@ -135,7 +135,8 @@ def ledger_entries(params: DPAPPRParams, *, stage: str = "dpar.appr") -> list[Le
                        count=m, sensitivity=1.0, proof="dpar-appr",
                        note="one-shot Gumbel top-K per source row, utility sensitivity c (entries in [0, c])")]
     if p.mechanism == "EM1":
-        out.append(LedgerEntry(mechanism="laplace", stage=f"{stage}.values", params={"epsilon": p.eps_value}, count=m,
+        out.append(LedgerEntry(mechanism="laplace", stage=f"{stage}.values",
+                               params={"epsilon": p.eps_value, "scale": float(p.k) / float(p.eps_value)}, count=m,
                                sensitivity=float(p.k), proof="dpar-appr",
                                note="Laplace on the K selected clipped values, L1 sensitivity K c"))
     return out

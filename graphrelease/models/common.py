@@ -512,10 +512,18 @@ class NodeModelMixin:
     train_accuracy: float = float("nan")
     test_accuracy: float = float("nan")
     public_assumptions: dict[str, str]
+    #: the number of classes as the owner declared it (``num_classes`` option; required under node adjacency,
+    #: where the labels are private and their maximum could change with one node)
+    declared_num_classes: int | None = None
 
     def _prepare(self, graph: Graph, *, train_frac: float, val_frac: float, split_seed: int) -> NodeSplit:
         self.split = node_split(graph, train=train_frac, val=val_frac, seed=split_seed)
-        self.num_classes = int(np.asarray(graph.labels).max()) + 1
+        seen = int(np.asarray(graph.labels).max()) + 1
+        if self.declared_num_classes is not None and seen > self.declared_num_classes:
+            from graphrelease.errors import OptionError
+
+            raise OptionError(f"num_classes={self.declared_num_classes} but the labels go up to {seen - 1}")
+        self.num_classes = self.declared_num_classes or seen
         return self.split
 
     def _evaluate(self, graph: Graph, pred: np.ndarray) -> None:

@@ -443,10 +443,13 @@ def _close(a: float | None, b: float | None, rel: float = _REL_TOL) -> bool:
     return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-9
 
 
-def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | str | Path | None = None
+def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | str | Path | None = None,
+                   signer_key: str | Path | None = None, input_options: Mapping[str, Any] | None = None
                    ) -> VerifyReport:
-    """Re-check a release (see module docstring). ``input_graph``: a Graph/GraphCollection or a path to read;
-    ``key``: the key bytes or the key file path. Both or neither."""
+    """Re-check a release (see module docstring). ``input_graph``: a Graph/GraphCollection or a path to read
+    (with ``input_options`` for :func:`graphrelease.io.read_graph`, e.g. ``nodes``); ``key``: the key bytes or the
+    key file path. Both or neither. ``signer_key``: the issuer's Ed25519 public key (a ``.pub`` file or hex); the
+    release must then be signed by it."""
     from graphrelease.release import check_manifest, read_release
 
     root = Path(release_dir)
@@ -480,6 +483,12 @@ def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | st
     except Exception as err:  # a tampered ledger can be malformed in many ways; all of them fail verification
         report.problems.append(f"ledger cannot be read: {err}")
         return report
+    from graphrelease.privacy.sensitivities import entry_problems
+
+    entry_checks = [msg for e in ledger for msg in entry_problems(e, ledger.adjacency.kind.value)]
+    report.problems += entry_checks
+    report.checks.append(f"{len(ledger)} ledger entr{'y' if len(ledger) == 1 else 'ies'} recomputed from their "
+                         "parameters (Laplace scale, proved sensitivities)")
     delta = float(cert["delta"])
     non_private = bool(cert.get("non_private"))
     try:
@@ -534,7 +543,16 @@ def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | st
                                + (f" ({'; '.join(reasons)})" if reasons else ""))
     report.checks.append(f"guarantee recomputed: {expected}")
 
-    # 5. input binding
+    # 5. signature
+    from graphrelease.privacy.signing import check_signature, load_public_key
+
+    expected_key = None if signer_key is None else load_public_key(signer_key)
+    sig_problems, sig_check = check_signature(root, cert, expected_key)
+    report.problems += sig_problems
+    if sig_check:
+        report.checks.append(sig_check)
+
+    # 6. input binding
     if (input_graph is None) != (key is None):
         raise OptionError("verify the input binding with both --input and --key (or neither)")
     if input_graph is not None:
@@ -543,7 +561,7 @@ def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | st
         if isinstance(input_graph, (str, Path)):
             from graphrelease.io import read_graph
 
-            input_graph = read_graph(input_graph).data
+            input_graph = read_graph(input_graph, **dict(input_options or {})).data
         key_bytes = key if isinstance(key, (bytes, bytearray)) else load_key(key)
         stated_hmac = cert.get("input_hmac_sha256") or cert.get("extra", {}).get("input_hmac_sha256")
         if not stated_hmac:

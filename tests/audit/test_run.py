@@ -186,7 +186,7 @@ def test_node_canary_for_a_node_adjacency_model_release(tmp_path, data_dir):
     cora = read_graph(data_dir / "single" / "cora.npz").data
     small = cora.induced_subgraph(np.sort(np.argsort(-cora.degrees(), kind="stable")[:60]))
     model_rel = tmp_path / "mlp"
-    train_model(small, model_rel, method="dp-mlp", adjacency="node", epsilon=1.0, options={"epochs": 1})
+    train_model(small, model_rel, method="dp-mlp", adjacency="node", epsilon=1.0, options={"epochs": 1, "num_classes": 7})
     res = run_audit(small, [model_rel], tasks=("statistics",), attacks=(), canary_runs=2, canary_max_nodes=60)
     (e,) = res.empirical
     assert e["kind"] == "node" and e["attack"] == "log_prob" and e["runs"] == 2

@@ -30,7 +30,7 @@ def test_node_level_gap_with_a_projection_that_dropped_edges_is_not_certified(tm
     sub = cora.induced_subgraph(np.sort(nodes))
     assert sub.degrees().max() > 5
     result = train_model(sub, tmp_path / "r", method="gap", adjacency="node", epsilon=8.0,
-                         options={"degree_cap": 5, "epochs": 1, "encoder_epochs": 1, "hops": 1},
+                         options={"degree_cap": 5, "epochs": 1, "encoder_epochs": 1, "hops": 1, "num_classes": 7},
                          allow_uncertified=True)
     certificate = result.certificate if hasattr(result, "certificate") else None
     import json

@@ -187,3 +187,87 @@ def test_forged_guarantee_fails(tmp_path, cora):
     rewrite_certificate(out2, lambda c: c.update(guarantee="proved"), fix_manifest=True)
     report = verify_release(out2)
     assert not report.ok and any("guarantee" in p for p in report.problems)
+
+
+# ------------------------------------------------------------------ ledger entries recomputed, owner signatures
+def _synth_release(tmp_path: Path, *, signing_key=None, method="chung_lu"):
+    from graphrelease.synth import synthesize
+
+    graph = load_default_graph()
+    return synthesize(graph, method=method, epsilon=1.0, out=tmp_path / "rel", key_path=tmp_path / "rel.key",
+                      signing_key=signing_key).release_dir
+
+
+def _halve_laplace_sensitivity(cert):
+    """A consistent forgery of one Laplace entry: sensitivity and epsilon halved together (scale kept), and the
+    headline epsilons lowered to match, as a forger who knows the accountant would."""
+    for e in cert["ledger"]["entries"]:
+        if e["mechanism"] == "laplace":
+            e["sensitivity"] = e["sensitivity"] / 2
+            e["params"]["epsilon"] = e["params"]["epsilon"] / 2
+
+
+def test_doubled_sensitivity_with_consistent_manifest_fails(tmp_path):
+    out = _synth_release(tmp_path)
+    assert verify_release(out).ok
+
+    def doubled(cert):
+        cert["ledger"]["entries"][0]["sensitivity"] *= 2
+
+    rewrite_certificate(out, doubled, fix_manifest=True)
+    report = verify_release(out)
+    assert not report.ok
+    assert any("sensitivity" in p for p in report.problems), report.problems
+
+
+def test_halved_sensitivity_fails_against_the_proof(tmp_path):
+    out = _synth_release(tmp_path)
+    rewrite_certificate(out, _halve_laplace_sensitivity, fix_manifest=True)
+    report = verify_release(out)
+    assert any("its proof establishes" in p for p in report.problems), report.problems
+
+
+def test_signed_release_verifies_and_a_consistent_forgery_does_not(tmp_path):
+    from graphrelease.privacy.signing import generate_keypair
+
+    private, public = generate_keypair(tmp_path / "keys" / "owner.key")
+    out = _synth_release(tmp_path, signing_key=private)
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["extra"]["signature"]["signed"] is True and (out / "manifest.sig").is_file()
+    report = verify_release(out, signer_key=public)
+    assert report.ok, report.problems
+    # a forger lowers the epsilon and recomputes every hash (certificate and manifest): still caught by signature
+    rewrite_certificate(out, lambda c: c.update(epsilon_budget=c["epsilon_budget"]), fix_manifest=True)
+    report = verify_release(out, signer_key=public)
+    assert not report.ok and any("signature does not verify" in p for p in report.problems), report.problems
+
+
+def test_resigned_or_stripped_forgery_fails_against_the_owners_key(tmp_path):
+    from graphrelease.privacy.signing import generate_keypair, load_private_key, sign_bytes
+
+    owner_private, owner_public = generate_keypair(tmp_path / "keys" / "owner.key")
+    forger_private, _ = generate_keypair(tmp_path / "keys" / "forger.key")
+    out = _synth_release(tmp_path, signing_key=owner_private)
+    forger = load_private_key(forger_private)
+    from graphrelease.privacy.signing import public_key_hex
+
+    def resigned(cert):
+        cert["extra"]["signature"]["public_key"] = public_key_hex(forger.public_key())
+
+    rewrite_certificate(out, resigned, fix_manifest=True)
+    (out / "manifest.sig").write_text(sign_bytes(forger, (out / "manifest.json").read_bytes()))
+    assert verify_release(out).ok  # self-consistent under the key it names ...
+    report = verify_release(out, signer_key=owner_public)  # ... but not the owner's
+    assert not report.ok and any("not by the --signer-key" in p for p in report.problems)
+    rewrite_certificate(out, lambda c: c["extra"].update(signature={"signed": False}), fix_manifest=True)
+    (out / "manifest.sig").unlink()
+    report = verify_release(out, signer_key=owner_public)
+    assert not report.ok and any("not signed" in p for p in report.problems)
+
+
+def test_unsigned_release_says_so(tmp_path):
+    out = _synth_release(tmp_path)
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["extra"]["signature"] == {"signed": False}
+    report = verify_release(out)
+    assert report.ok and any("not signed" in c for c in report.checks)
