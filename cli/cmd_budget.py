@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         epsilon: Optional[float] = typer.Option(None, "--epsilon", help="target epsilon: print the sigma needed"),
         delta: float = typer.Option(1e-5, "--delta", help="delta of the (epsilon, delta) guarantee"),
         sampling: str = typer.Option("poisson", "--sampling", help="poisson | wor (fixed batch, replace-one)"),
-        neighboring: str = typer.Option("add_remove", "--neighboring", help="add_remove | replace_one"),
+        neighboring: Optional[str] = typer.Option(None, "--neighboring", help="add_remove | replace_one (default: "
+                                                  "add_remove for poisson, replace_one for wor)"),
         grid: bool = typer.Option(False, "--grid", help="table of epsilon over sigma x epochs"),
         sigmas: str = typer.Option("0.6,0.8,1.0,1.5,2.0", "--sigmas", help="grid: comma-separated sigmas"),
         epochs_grid: str = typer.Option("1,5,10,20,50", "--epochs-grid", help="grid: comma-separated epochs"),
@@ -37,8 +38,9 @@ def register(app: typer.Typer) -> None:
         from graphrelease.errors import OptionError
         from graphrelease.privacy.planner import plan_budget, plan_grid
 
-        if sampling == "wor" and neighboring == "add_remove":
-            neighboring = "replace_one"
+        from graphrelease.privacy.planner import neighboring_for
+
+        neighboring = neighboring_for(sampling, neighboring)
         if grid:
             try:
                 sig = [float(x) for x in sigmas.split(",") if x.strip()]

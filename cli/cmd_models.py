@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import NODE_SET_HELP, NODES_HELP, console, parse_set_options
+from cli.common import NODE_SET_HELP, NODES_HELP, console, echo_json, parse_set_options
 
 _EPS_HELP = (
     "Privacy budget epsilon (with --delta): no adversary can tell neighbouring inputs (see --adjacency) apart with "
@@ -17,7 +17,7 @@ _EPS_HELP = (
 _ADJ_HELP = "Privacy unit: edge | node | k-neighbor:K (what one neighbouring input changes)."
 _SET_HELP = (
     "Model hyper-parameter KEY=VALUE (repeatable), e.g. --set epochs=50 --set hops=2 --set aggregation=similarity "
-    "--set degree_cap=10 --set seed=0 (a seed makes the run reproducible and its certificate uncertified)."
+    "--set degree_cap=10 --set num_classes=7 (required under node adjacency)."
 )
 
 
@@ -27,7 +27,22 @@ def _model_help() -> str:
     return ", ".join(MODELS.names())
 
 
-def _render(report, what: str) -> None:
+def _options(items: Optional[List[str]], seed: Optional[int]) -> dict:
+    """``--set`` options plus ``--seed`` (one seed convention for every command: ``--seed``)."""
+    from graphrelease.errors import OptionError
+
+    opts = parse_set_options(items)
+    if "seed" in opts:
+        raise OptionError("pass the seed as --seed N (as for synth), not --set seed=N")
+    if seed is not None:
+        opts["seed"] = seed
+    return opts
+
+
+def _render(report, what: str, as_json: bool = False) -> None:
+    if as_json:
+        echo_json(dict(report.__dict__))
+        return
     console.print(f"[bold]{what}[/] written to {report.out_dir}")
     console.print(f"  method {report.method}, adjacency {report.adjacency}")
     console.print(
@@ -41,6 +56,14 @@ def _render(report, what: str) -> None:
         console.print(f"  test accuracy (held-out labelled nodes, fraction correct): {report.test_accuracy:.4f}")
     for a in report.artifacts:
         console.print(f"  artifact {a}")
+    if report.key_path is not None:
+        console.print(f"  input-binding key: {report.key_path} (keep it private, outside the release)")
+
+
+def _status(quiet: bool, message: str):
+    import contextlib
+
+    return contextlib.nullcontext() if quiet else console.status(message)
 
 
 def _read_options(nodes, input_format, features, labels) -> dict:
@@ -57,7 +80,7 @@ def register(app: typer.Typer) -> None:
         task: str = typer.Option("node-classification", "--task", help="node-classification | link-prediction "
                                  "(edge adjacency for gap; --set test_frac=0.1 holds out edges for the test AUC)."),
         adjacency: str = typer.Option("edge", "--adjacency", help=_ADJ_HELP),
-        epsilon: float = typer.Option(1.0, "--epsilon", help=_EPS_HELP),
+        epsilon: float = typer.Option(..., "--epsilon", help=_EPS_HELP),
         delta: float = typer.Option(1e-5, "--delta", help="Privacy parameter delta."),
         accountant: str = typer.Option("rdp", "--accountant", help="rdp | pld (pld is tighter, much slower)."),
         options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
@@ -68,18 +91,29 @@ def register(app: typer.Typer) -> None:
         input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed)."),
         features: Optional[Path] = typer.Option(None, "--features", help="Node features file joined by node id."),
         labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file joined by node id."),
+        key: Optional[Path] = typer.Option(None, "--key", help="Where to write the input-binding key (default "
+                                           "<out>.key, outside the release)."),
+        signing_key: Optional[Path] = typer.Option(None, "--signing-key", help="Your Ed25519 private key: signs "
+                                                   "the release's manifest."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
+                                           "uncertified."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result (or an error) as JSON."),
     ) -> None:
         """Train a private node or link model and release its weights with a privacy certificate."""
+        from graphrelease.defaults import check_delta, check_epsilon
+
+        check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
         from graphrelease.train import train_model
 
-        with console.status(f"training {method} under {adjacency} adjacency, epsilon={epsilon:g}"):
+        with _status(as_json, f"training {method} under {adjacency} adjacency, epsilon={epsilon:g}"):
             report = train_model(
                 input, out, method=method, task=task, adjacency=adjacency, epsilon=epsilon, delta=delta,
-                accountant=accountant, options=parse_set_options(options), force=force,
+                accountant=accountant, options=_options(options, seed), force=force,
                 allow_uncertified=allow_uncertified, node_set=node_set,
-                read_options=_read_options(nodes, input_format, features, labels),
+                read_options=_read_options(nodes, input_format, features, labels), key_path=key,
+                signing_key=signing_key,
             )
-        _render(report, "model release")
+        _render(report, "model release", as_json)
 
     @app.command("embed")
     def embed(
@@ -87,7 +121,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Release directory to write."),
         method: str = typer.Option("gap", "--method", help="gap | dpdgc (methods whose embeddings are DP)."),
         adjacency: str = typer.Option("edge", "--adjacency", help=_ADJ_HELP),
-        epsilon: float = typer.Option(1.0, "--epsilon", help=_EPS_HELP),
+        epsilon: float = typer.Option(..., "--epsilon", help=_EPS_HELP),
         delta: float = typer.Option(1e-5, "--delta", help="Privacy parameter delta."),
         accountant: str = typer.Option("rdp", "--accountant", help="rdp | pld."),
         options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
@@ -98,17 +132,28 @@ def register(app: typer.Typer) -> None:
         input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed)."),
         features: Optional[Path] = typer.Option(None, "--features", help="Node features file joined by node id."),
         labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file joined by node id."),
+        key: Optional[Path] = typer.Option(None, "--key", help="Where to write the input-binding key (default "
+                                           "<out>.key, outside the release)."),
+        signing_key: Optional[Path] = typer.Option(None, "--signing-key", help="Your Ed25519 private key: signs "
+                                                   "the release's manifest."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
+                                           "uncertified."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result (or an error) as JSON."),
     ) -> None:
         """Release DP node embeddings (npz, nodes numbered 0..n-1) with a privacy certificate."""
+        from graphrelease.defaults import check_delta, check_epsilon
+
+        check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
         from graphrelease.train import embed_release
 
-        with console.status(f"fitting {method} for embeddings, epsilon={epsilon:g}"):
+        with _status(as_json, f"fitting {method} for embeddings, epsilon={epsilon:g}"):
             report = embed_release(
                 input, out, method=method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
-                options=parse_set_options(options), force=force, allow_uncertified=allow_uncertified,
-                node_set=node_set, read_options=_read_options(nodes, input_format, features, labels),
+                options=_options(options, seed), force=force, allow_uncertified=allow_uncertified,
+                node_set=node_set, read_options=_read_options(nodes, input_format, features, labels), key_path=key,
+                signing_key=signing_key,
             )
-        _render(report, "embedding release")
+        _render(report, "embedding release", as_json)
 
     @app.command("predict")
     def predict(

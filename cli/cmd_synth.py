@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import NODE_SET_HELP, NODES_HELP, console, parse_set_options
+from cli.common import NODE_SET_HELP, NODES_HELP, console, echo_json, parse_set_options
 
 
 def _progress_bar():
@@ -74,17 +74,26 @@ def synth(
                                                 "e.g. --set partition=degree_classes for dp_dcsbm."),
     signing_key: Optional[Path] = typer.Option(None, "--signing-key", help="Your Ed25519 private key (from "
                                                "`graphrelease certificate keygen`): signs the release's manifest."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result (or an error) as JSON, no progress bar."),
 ) -> None:
     """Fit a DP generator and write a certified release of synthetic graphs."""
+    from graphrelease.defaults import check_delta, check_epsilon
+
+    check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
     from graphrelease.synth import synthesize
 
+    kwargs = dict(method=method, epsilon=epsilon, delta=delta, num_graphs=graphs, out=out,
+                  mode=mode, adjacency=adjacency, allow_uncertified=allow_uncertified, force=force,
+                  key_path=key, seed=seed, accountant=accountant,
+                  num_nodes=num_nodes, graph_format=fmt, options=parse_set_options(options) or None,
+                  node_set=node_set, nodes=nodes, input_format=input_format, features=features,
+                  labels=labels, signing_key=signing_key)
+    if as_json:
+        result = synthesize(input, **kwargs)
+        echo_json({k: v for k, v in result.__dict__.items() if k != "certificate"})
+        return
     with _progress_bar() as bar:
-        result = synthesize(input, method=method, epsilon=epsilon, delta=delta, num_graphs=graphs, out=out,
-                            mode=mode, adjacency=adjacency, allow_uncertified=allow_uncertified, force=force,
-                            key_path=key, seed=seed, progress=_callback(bar), accountant=accountant,
-                            num_nodes=num_nodes, graph_format=fmt, options=parse_set_options(options) or None,
-                            node_set=node_set, nodes=nodes, input_format=input_format, features=features,
-                            labels=labels, signing_key=signing_key)
+        result = synthesize(input, progress=_callback(bar), **kwargs)
     _summary(result)
 
 

@@ -19,15 +19,41 @@ NODE_SET_HELP = ("declared (default): refuse an input whose node set was read of
                  "and the certificate says the non-isolated nodes were treated as public.")
 
 
+def echo_json(payload: dict) -> None:
+    """One JSON object on stdout (``--json``): paths as strings, non-finite floats as null."""
+    import json
+    import math
+    from pathlib import Path
+
+    def clean(value):
+        if isinstance(value, dict):
+            return {str(k): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return value
+
+    typer.echo(json.dumps(clean(payload), indent=2, sort_keys=True))
+
+
 def run_cli(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run ``app``; print library UserErrors as one line on stderr, without a traceback."""
     from graphrelease.errors import UserError
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    argv = sys.argv[1:] if args is None else list(args)
     try:
         result = app(args=args, standalone_mode=False)
     except UserError as err:
-        err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        if "--json" in argv:  # scripts asked for JSON: errors come as JSON too, on stdout
+            import json
+
+            print(json.dumps({"error": str(err), "kind": type(err).__name__, "exit_code": err.exit_code}))
+        else:
+            err_console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
         return err.exit_code
     except typer.Abort:
         err_console.print("[bold red]aborted[/]")

@@ -86,6 +86,15 @@ def _load(input_path_or_data: Any, **read_options: Any) -> Graph | GraphCollecti
     return read_graph(input_path_or_data, fmt, **read_options).data
 
 
+def _check_out_path(out: Path) -> None:
+    """An output path under a regular file can never be written: say so before any work."""
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OptionError(f"--out {out}: {parent} is a file, not a directory")
+            break
+
+
 def _accepts(cls: type, name: str) -> bool:
     try:
         params = inspect.signature(cls.__init__).parameters
@@ -190,19 +199,25 @@ def synthesize(
     UncertifiedError
         the release would be uncertified and ``allow_uncertified`` is False.
     """
+    from graphrelease.defaults import check_delta, check_epsilon
+    from graphrelease.privacy.public_inputs import check_policy, node_set_assumption
+
+    # Everything a user can get wrong in the options is checked before the heavy imports and before reading.
+    start = time.perf_counter()
+    if int(num_graphs) < 1:
+        raise OptionError(f"--graphs must be >= 1, got {num_graphs}")
+    epsilon = check_epsilon(epsilon, allow_inf=True)
+    delta = check_delta(delta)
+    node_set = check_policy(node_set)
+    out = Path(out)
+    if out.exists() and not force:
+        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
+    _check_out_path(out)
+
     from graphrelease.generators import GENERATORS
     from graphrelease.privacy.budget import Budget
     from graphrelease.privacy.noise import secure_generator
 
-    start = time.perf_counter()
-    if int(num_graphs) < 1:
-        raise OptionError(f"--graphs must be >= 1, got {num_graphs}")
-    out = Path(out)
-    if out.exists() and not force:
-        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
-    from graphrelease.privacy.public_inputs import check_policy, node_set_assumption
-
-    node_set = check_policy(node_set)
     signer = None
     if signing_key is not None:
         from graphrelease.privacy.signing import load_private_key
@@ -228,12 +243,7 @@ def synthesize(
     node_public = node_set_assumption(data, adjacency=adj.kind.value, policy=node_set,
                                       source=None if isinstance(input_path_or_data, (Graph, GraphCollection))
                                       else str(input_path_or_data))
-    epsilon = float(epsilon)
-    if not (epsilon > 0) or math.isnan(epsilon):
-        raise OptionError(f"--epsilon must be > 0, got {epsilon!r}")
-    delta = default_delta(data) if delta is None else float(delta)
-    if not (0 < delta < 1):
-        raise OptionError(f"--delta must be in (0, 1), got {delta!r}")
+    delta = default_delta(data) if delta is None else delta
     uncertified_reasons = []
     if cls.non_private:
         uncertified_reasons.append(f"method '{method}' is a non-private baseline")

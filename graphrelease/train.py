@@ -46,6 +46,8 @@ class ModelRun:
     test_auc: float = float("nan")
     #: the certificate's node-set entry (:func:`graphrelease.privacy.public_inputs.node_set_assumption`)
     node_public: dict = field(default_factory=dict)
+    #: the input as read (the release is bound to it by an HMAC); never written anywhere
+    input_graph: Any = field(default=None, repr=False)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class ReleaseReport:
     guarantee: str
     artifacts: list[str] = field(default_factory=list)
     test_auc: float | None = None  # link prediction only
+    key_path: Path | None = None  # the input-binding key, beside the release
 
 
 #: ``--task link-prediction`` methods: the name given to ``train`` -> the registered link model
@@ -121,6 +124,7 @@ def fit_model(
     progress: Callable[[], None] | None = None,
     node_set: str | None = None,
     read_options: dict[str, Any] | None = None,
+    allow_uncertified: bool = True,
 ) -> ModelRun:
     """Fit ``method`` (a name in ``MODELS``) on ``graph`` under (epsilon, delta, adjacency).
 
@@ -146,12 +150,19 @@ def fit_model(
     declared_classes = options.pop("num_classes", None)
     model = cls(**options)
     node_public.update(_class_set_assumption(model, kind, declared_classes))
+    if kind == "node" and cls.needs_degree_bound_under_node_adjacency and not allow_uncertified:
+        cap, top = int(model.config.degree_cap), int(graph.degrees().max(initial=0))
+        if top > cap:  # decided now, not after training: the projection would drop edges and void the proof
+            raise UncertifiedError(
+                f"under node adjacency the proof needs every degree <= degree_cap={cap}, but the input's largest "
+                f"degree is {top}: declare a bound that holds with --set degree_cap={top}, or pass "
+                "--allow-uncertified")
     start = time.perf_counter()
     model.fit(graph, budget, progress=progress)
     elapsed = time.perf_counter() - start
     spent = 0.0 if budget.is_unlimited else budget.spent_epsilon()
     return ModelRun(model, budget, method, budget.ledger.adjacency.name, float(model.test_accuracy),
-                    float(model.train_accuracy), elapsed, float(spent), node_public=node_public)
+                    float(model.train_accuracy), elapsed, float(spent), node_public=node_public, input_graph=graph)
 
 
 def _class_set_assumption(model: Any, kind: str, declared: Any) -> dict[str, str]:
@@ -220,6 +231,7 @@ def fit_link_model(
     run = fit_model(train_graph, name, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
                     options=opts, progress=progress, node_set="from-edges")
     run.node_public = node_public
+    run.input_graph = graph
     run.test_auc = held_out_auc(run.model.score_pairs, train_graph, test_edges, graph, seed=split_seed)
     return run, train_graph
 
@@ -251,8 +263,66 @@ def guarantee_of(certificate: dict) -> str:
     return str(g)
 
 
-def _finalize(writer, factory, allow_uncertified: bool) -> dict:
+def _binding(run: ModelRun, extra: dict[str, Any], signer: Any) -> tuple[bytes, dict[str, Any]]:
+    """A fresh input-binding key (written only after the release is in place) and the certificate's extras for it
+    and for the signature."""
+    from graphrelease.privacy.binding import generate_key, input_hmac
+    from graphrelease.privacy.signing import signature_statement
+
+    key = generate_key()
+    extra = {**extra, "input_hmac_sha256": input_hmac(run.input_graph, key),
+             "input_binding": "HMAC-SHA256 of the input under a key kept by the data owner outside this release",
+             "node_set_declared": not run.input_graph.node_set_inferred,
+             "signature": signature_statement(signer)}
+    return key, extra
+
+
+def _default_key_path(out_dir: str | Path, key_path: str | Path | None) -> Path:
+    from graphrelease.errors import OptionError
+
+    out = Path(out_dir)
+    key_file = Path(key_path) if key_path is not None else out.parent / f"{out.name}.key"
+    if key_file.resolve().is_relative_to(out.resolve()):
+        raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
+    return key_file
+
+
+def _preflight(out_dir: str | Path, *, force: bool, epsilon: float, delta: float, key_path: str | Path | None,
+               signing_key: str | Path | None) -> tuple[Path, Any]:
+    """Everything that can be refused before training: the budget's numbers, an existing --out, the key's place,
+    the signing key."""
+    from graphrelease.defaults import check_delta, check_epsilon
+    from graphrelease.errors import ReleaseError
+
+    check_epsilon(epsilon, allow_inf=True)
+    check_delta(delta)
+    out = Path(out_dir)
+    if out.exists() and not force:
+        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OptionError(f"--out {out}: {parent} is a file, not a directory")
+            break
+    key_file = _default_key_path(out_dir, key_path)
+    signer = None
+    if signing_key is not None:
+        from graphrelease.privacy.signing import load_private_key
+
+        signer = load_private_key(signing_key)
+    return key_file, signer
+
+
+def _write_key(key_file: Path, key: bytes) -> None:
+    from graphrelease.privacy.binding import write_key
+
+    write_key(key_file, key)
+
+
+def _finalize(writer, factory, allow_uncertified: bool, signer: Any = None) -> dict:
     """Build the certificate first; refuse an uncertified release unless allowed (nothing is left behind)."""
+    from graphrelease.privacy.signing import sign_bytes
+
     holder: dict[str, dict] = {}
 
     def checked(artifacts: dict[str, str]) -> dict:
@@ -265,7 +335,7 @@ def _finalize(writer, factory, allow_uncertified: bool) -> dict:
         holder["cert"] = cert
         return cert
 
-    writer.finalize(checked)
+    writer.finalize(checked, signer=None if signer is None else (lambda message: sign_bytes(signer, message)))
     return holder["cert"]
 
 
@@ -285,10 +355,18 @@ def train_model(
     progress: Callable[[], None] | None = None,
     node_set: str | None = None,
     read_options: dict[str, Any] | None = None,
+    key_path: str | Path | None = None,
+    signing_key: str | Path | None = None,
 ) -> ReleaseReport:
-    """Train and release the model's weights (``model/weights.safetensors``, ``model/config.json``) + certificate."""
+    """Train and release the model's weights (``model/weights.safetensors``, ``model/config.json``) + certificate.
+
+    The release is bound to its input by an HMAC under a fresh key written to ``key_path`` (default
+    ``<out_dir>.key``, beside the release) once the release is in place; ``signing_key`` signs its manifest.
+    """
     if task not in TASKS:
         raise OptionError(f"--task must be one of {TASKS}, got '{task}'")
+    key_file, signer = _preflight(out_dir, force=force, epsilon=epsilon, delta=delta, key_path=key_path,
+                                  signing_key=signing_key)
     from graphrelease.release import ReleaseWriter
 
     extra: dict[str, Any] = {"task": task, "artifact_kind": "model"}
@@ -305,7 +383,7 @@ def train_model(
             raise OptionError(f"--method {method} is a link-prediction model: use --task link-prediction")
         run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta,
                         accountant=accountant, options=options, progress=progress,
-                        node_set=node_set, read_options=read_options)
+                        node_set=node_set, read_options=read_options, allow_uncertified=allow_uncertified)
     with ReleaseWriter(out_dir, force=force) as w:
         model_dir = w.path("model/config.json").parent
         written = run.model.save(model_dir)
@@ -315,11 +393,13 @@ def train_model(
         cfg = json.loads(cfg_path.read_text())
         cfg["task"] = task
         cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True))
+        key, extra = _binding(run, extra, signer)
         cert = _finalize(w, _certificate_factory(run, mode="default", released=released, extra=extra),
-                         allow_uncertified)
+                         allow_uncertified, signer)
+    _write_key(key_file, key)
     return ReleaseReport(Path(out_dir), run.method, run.adjacency, float(epsilon), run.epsilon_spent, float(delta),
                          run.test_accuracy, guarantee_of(cert), released,
-                         test_auc=run.test_auc if task == "link-prediction" else None)
+                         test_auc=run.test_auc if task == "link-prediction" else None, key_path=key_file)
 
 
 def embed_release(
@@ -337,6 +417,8 @@ def embed_release(
     progress: Callable[[], None] | None = None,
     node_set: str | None = None,
     read_options: dict[str, Any] | None = None,
+    key_path: str | Path | None = None,
+    signing_key: str | Path | None = None,
 ) -> ReleaseReport:
     """Fit ``method`` and release its DP node embeddings ``embeddings/embeddings.npz`` (array ``embeddings``, one row
     per node 0..n-1; no original ids) + certificate. Only methods whose embeddings are DP outputs are accepted."""
@@ -344,21 +426,25 @@ def embed_release(
         raise OptionError(
             f"--method {method} does not produce DP embeddings; use gap (perturbed aggregates) or dpdgc (noisy Z)"
         )
+    key_file, signer = _preflight(out_dir, force=force, epsilon=epsilon, delta=delta, key_path=key_path,
+                                  signing_key=signing_key)
     from graphrelease.release import ReleaseWriter
 
     run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
-                    options=options, progress=progress, node_set=node_set, read_options=read_options)
+                    options=options, progress=progress, node_set=node_set, read_options=read_options,
+                    allow_uncertified=allow_uncertified)
     graph = run.model._cache[0]  # the training graph: embed() then returns the cached, already-charged release
     emb = np.asarray(run.model.embed(graph), dtype=np.float32)
     with ReleaseWriter(out_dir, force=force) as w:
         path = w.path("embeddings/embeddings.npz")
         np.savez_compressed(path, embeddings=emb)
         released = ["embeddings/embeddings.npz"]
-        cert = _finalize(w, _certificate_factory(run, mode="default", released=released,
-                                                 extra={"artifact_kind": "embeddings", "shape": list(emb.shape)}),
-                         allow_uncertified)
+        key, extra = _binding(run, {"artifact_kind": "embeddings", "shape": list(emb.shape)}, signer)
+        cert = _finalize(w, _certificate_factory(run, mode="default", released=released, extra=extra),
+                         allow_uncertified, signer)
+    _write_key(key_file, key)
     return ReleaseReport(Path(out_dir), method, run.adjacency, float(epsilon), run.epsilon_spent, float(delta),
-                         run.test_accuracy, guarantee_of(cert), released)
+                         run.test_accuracy, guarantee_of(cert), released, key_path=key_file)
 
 
 def load_released_model(release_dir: str | Path):

@@ -129,7 +129,7 @@ def dense_example(num_nodes: int, edges: np.ndarray, size: int, feat: torch.Tens
     adj = torch.zeros(size, size)
     k = min(num_nodes, size)
     if len(edges):
-        e = torch.as_tensor(np.asarray(edges), dtype=torch.long)
+        e = torch.as_tensor(np.array(edges), dtype=torch.long)  # a copy: Graph arrays are read-only
         e = e[(e[:, 0] < size) & (e[:, 1] < size)]
         adj[e[:, 0], e[:, 1]] = 1.0
         adj[e[:, 1], e[:, 0]] = 1.0

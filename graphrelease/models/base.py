@@ -24,6 +24,9 @@ class PrivateModel(ABC):
     name: ClassVar[str]
     adjacencies: ClassVar[frozenset[str]] = frozenset({"edge"})
     non_private: ClassVar[bool] = False
+    #: Under node adjacency the proof needs every degree <= the ``degree_cap`` option (a declared bound): an input
+    #: above it would come out uncertified, which ``train`` checks before training.
+    needs_degree_bound_under_node_adjacency: ClassVar[bool] = False
 
     @abstractmethod
     def fit(self, graph: Graph, budget: "Budget", *, progress: Any = None) -> "PrivateModel":

@@ -67,7 +67,7 @@ class _GNN(nn.Module):
 
 
 def _edge_index(graph: Graph) -> torch.Tensor:
-    e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long).t()
+    e = torch.as_tensor(np.array(graph.edges), dtype=torch.long).t()
     return torch.cat([e, e.flip(0)], dim=1)
 
 
@@ -102,7 +102,7 @@ class _Baseline(PrivateModel, NodeModelMixin):
         _, tgen, self.used_seed = noise_generators(c.seed)
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
         x = feature_matrix(graph)
-        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
         self.net = self._build(self.in_dim)
         opt = torch.optim.Adam(self.net.parameters(), lr=c.lr, weight_decay=c.weight_decay)

@@ -470,9 +470,11 @@ def calibrate_common_noise(
         return compose_epsilon(make_entries(s), budget) <= target
 
     if not fits(hi):
+        # What the schedule costs at the largest noise multiplier searched is the smallest budget that can work.
+        floor = compose_epsilon(make_entries(hi), budget) / (slack * fraction)
         raise BudgetError(
-            f"epsilon={budget.epsilon} is too small for this model even with noise multiplier {hi}: raise --epsilon "
-            "or reduce epochs / hops"
+            f"epsilon={budget.epsilon:g} is too small for this model even with noise multiplier {hi:g}: the smallest "
+            f"feasible epsilon for this schedule is {floor:.4g}; raise --epsilon or reduce epochs / hops"
         )
     if fits(lo):
         return lo

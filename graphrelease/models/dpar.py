@@ -203,7 +203,7 @@ class DPAR(PrivateModel, NodeModelMixin):
         sources = np.sort(slots[labels_np[slots] >= 0])
         private = not is_unlimited(budget)
         x = self._features(graph)
-        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
 
         # ---- stage 1: DP-APPR (charged before the APPR is computed)
         pbar_args = dict(alpha=c.alpha, rho=c.rho, tol=c.tol, max_iter=c.max_iter, clip=c.clip)

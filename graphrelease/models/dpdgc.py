@@ -249,6 +249,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
     """DPDGC under edge, k-neighbor and node adjacency."""
 
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
+    needs_degree_bound_under_node_adjacency = True
 
     def __init__(self, **options: Any) -> None:
         self.config = DPDGCConfig(**options)
@@ -280,7 +281,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
             )
         n = graph.num_nodes
         x = feature_matrix(graph)
-        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim, self.num_nodes = x.shape[1], n
         adj = adjacency_matrix(work)
         nb_idx, nb_mask = padded_neighbours(adj)

@@ -115,7 +115,7 @@ def aggregation_sensitivity(kind: str, degree_cap: int) -> float:
 
 def similarity_weights(graph: Graph, x: torch.Tensor) -> np.ndarray:
     """:math:`\\mathrm{sigmoid}(\\cos(x_u, x_v))` per edge of ``graph.edges``: values in (0, 1)."""
-    e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
+    e = torch.as_tensor(np.array(graph.edges), dtype=torch.long)
     if e.numel() == 0:
         return np.zeros(0)
     xn = row_normalize(x.double())
@@ -190,6 +190,7 @@ class GAP(PrivateModel, NodeModelMixin):
     """GAP with sum / similarity-weighted / learned-attention aggregation; edge and node adjacency."""
 
     adjacencies = frozenset({"edge", "node"})
+    needs_degree_bound_under_node_adjacency = True
 
     def __init__(self, **options: Any) -> None:
         self.config = GAPConfig(**options)
@@ -231,7 +232,7 @@ class GAP(PrivateModel, NodeModelMixin):
                 f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
             )
         x = feature_matrix(graph)
-        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
         tr = as_index(split.train)
         n_tr = tr.numel()
@@ -318,7 +319,7 @@ class GAP(PrivateModel, NodeModelMixin):
         if agg == "similarity":
             return adjacency_matrix(graph, similarity_weights(graph, x))
         assert self.scorer is not None
-        e = torch.as_tensor(np.asarray(graph.edges), dtype=torch.long)
+        e = torch.as_tensor(np.array(graph.edges), dtype=torch.long)
         with torch.no_grad():
             w = self.scorer(h0[e[:, 0]], h0[e[:, 1]]).double().numpy() if e.numel() else np.zeros(0)
         return adjacency_matrix(graph, w)

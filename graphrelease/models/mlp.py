@@ -102,7 +102,7 @@ class DPMLP(PrivateModel, NodeModelMixin):
         rng, tgen, self.used_seed = noise_generators(c.seed)
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
         x = feature_matrix(graph)
-        y = torch.as_tensor(np.asarray(graph.labels), dtype=torch.long)
+        y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
         self.net = MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
         tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)

@@ -57,12 +57,10 @@ class Budget:
 
     def __init__(self, *, epsilon: float, delta: float, adjacency: Adjacency | str, accountant: str = "pld",
                  ledger: PrivacyLedger | None = None, name: str = "run") -> None:
-        epsilon = float(epsilon)
-        if math.isnan(epsilon) or epsilon <= 0:
-            raise OptionError(f"--epsilon must be > 0 (or inf for a non-private run), got {epsilon!r}")
-        delta = float(delta)
-        if not (0.0 < delta < 1.0):
-            raise OptionError(f"--delta must be in (0, 1), got {delta!r}")
+        from graphrelease.defaults import check_delta, check_epsilon
+
+        epsilon = check_epsilon(epsilon, allow_inf=True)
+        delta = float(check_delta(delta))
         get_accountant(accountant)  # validates the name
         self.epsilon = epsilon
         self.delta = delta

@@ -63,12 +63,25 @@ def resolve_schedule(*, dataset_size: int | None = None, batch_size: int | None 
     return float(sample_rate), int(steps)
 
 
+def neighboring_for(sampling: str, neighboring: str | None) -> str:
+    """The neighbouring relation a schedule is analysed under: fixed-size batches without replacement are analysed
+    under replace-one only (a removed example changes the batch size otherwise), so ``wor`` defaults to it and
+    refuses add/remove; Poisson sampling defaults to add/remove."""
+    if neighboring is None:
+        return "replace_one" if sampling == "wor" else "add_remove"
+    if sampling == "wor" and neighboring == "add_remove":
+        raise OptionError("--sampling wor is analysed under --neighboring replace_one only (fixed-size batches); "
+                          "drop --neighboring or pass replace_one")
+    return neighboring
+
+
 def plan_budget(*, delta: float, dataset_size: int | None = None, batch_size: int | None = None,
                 sample_rate: float | None = None, epochs: float | None = None, steps: int | None = None,
                 noise_multiplier: float | None = None, epsilon: float | None = None, sampling: str = "poisson",
-                neighboring: str = "add_remove", accountants: tuple[str, ...] = ("pld", "rdp")) -> BudgetPlan:
+                neighboring: str | None = None, accountants: tuple[str, ...] = ("pld", "rdp")) -> BudgetPlan:
     """Epsilon under each accountant for ``noise_multiplier``, or (with ``epsilon``) the noise multiplier that each
-    accountant needs."""
+    accountant needs. ``neighboring=None``: see :func:`neighboring_for`."""
+    neighboring = neighboring_for(sampling, neighboring)
     q, t = resolve_schedule(dataset_size=dataset_size, batch_size=batch_size, sample_rate=sample_rate,
                             epochs=epochs, steps=steps)
     kw = dict(delta=delta, sample_rate=q, steps=t, sampling=sampling, neighboring=neighboring,
@@ -87,9 +100,10 @@ def plan_budget(*, delta: float, dataset_size: int | None = None, batch_size: in
 
 def plan_grid(*, delta: float, sigmas: list[float], epochs: list[float], dataset_size: int | None = None,
               batch_size: int | None = None, sample_rate: float | None = None, sampling: str = "poisson",
-              neighboring: str = "add_remove", accountant: str = "pld") -> list[dict]:
+              neighboring: str | None = None, accountant: str = "pld") -> list[dict]:
     """Epsilon over a grid of noise multipliers x epochs: rows ``{"noise_multiplier", "epochs", "steps",
     "epsilon"}``."""
+    neighboring = neighboring_for(sampling, neighboring)
     rows = []
     for s in sigmas:
         for e in epochs:

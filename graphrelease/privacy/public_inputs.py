@@ -22,8 +22,12 @@ Example
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphrelease.errors import NodeSetError, OptionError
-from graphrelease.graph import Graph, GraphCollection
+
+if TYPE_CHECKING:  # only for annotations: option checks run before numpy / scipy are imported
+    from graphrelease.graph import Graph, GraphCollection
 
 #: ``declared`` (default): refuse a node set read off the edges. ``from-edges``: accept it, disclosed.
 NODE_SET_POLICIES = ("declared", "from-edges")
@@ -64,6 +68,8 @@ def node_set_assumption(data: Graph | GraphCollection, *, adjacency: str, policy
     kind = str(adjacency).split(":")[0].lower()
     if kind == "graph":
         return {}
+    from graphrelease.graph import GraphCollection
+
     graphs = list(data) if isinstance(data, GraphCollection) else [data]
     inferred = [g for g in graphs if g.node_set_inferred]
     if inferred:

@@ -62,24 +62,31 @@ def test_seeded_run_is_refused_without_allow_uncertified(graph_file, tmp_path):
 
     out = tmp_path / "seeded"
     code = run_cli(app, ["train", str(graph_file), "--out", str(out), "--method", "gap", "--epsilon", "1",
-                         "--set", "seed=3", *FAST])
+                         "--seed", "3", *FAST])
     assert code != 0 and not out.exists()
+    # one seed convention for every command: --seed (as synth), never a hidden --set seed=
     code = run_cli(app, ["train", str(graph_file), "--out", str(out), "--method", "gap", "--epsilon", "1",
                          "--set", "seed=3", "--allow-uncertified", *FAST])
+    assert code == 2 and not out.exists()
+    code = run_cli(app, ["train", str(graph_file), "--out", str(out), "--method", "gap", "--epsilon", "1",
+                         "--seed", "3", "--allow-uncertified", *FAST])
     assert code == 0 and out.exists()
 
 
 def test_bad_options_are_clean_errors(graph_file, tmp_path):
     from cli.common import run_cli
 
-    assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "a"), "--method", "nope"]) != 0
+    eps = ["--epsilon", "1"]
+    assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "a"), "--method", "nope", *eps]) == 2
     assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "b"), "--method", "gap",
-                         "--adjacency", "k-neighbor:3"]) != 0
+                         "--adjacency", "k-neighbor:3", *eps]) == 2
     assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "c"), "--task", "link-prediction",
-                         "--method", "dp-mlp"]) != 0
+                         "--method", "dp-mlp", *eps]) == 2
     assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "e"), "--task", "link-prediction",
-                         "--adjacency", "node"]) != 0
-    assert run_cli(app, ["embed", str(graph_file), "--out", str(tmp_path / "d"), "--method", "dp-mlp"]) != 0
+                         "--adjacency", "node", *eps]) == 2
+    assert run_cli(app, ["embed", str(graph_file), "--out", str(tmp_path / "d"), "--method", "dp-mlp", *eps]) == 2
+    # the budget is explicit everywhere: no default epsilon
+    assert run_cli(app, ["train", str(graph_file), "--out", str(tmp_path / "f"), "--method", "gap"]) == 2
 
 
 def test_train_link_prediction_then_score_pairs(graph_file, tmp_path):
