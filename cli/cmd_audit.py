@@ -17,6 +17,8 @@ def register(app: typer.Typer) -> None:
 def audit(
     original: Path = typer.Option(..., "--original", help="The private input graph or collection (any readable "
                                                           "format)."),
+    nodes: Optional[str] = typer.Option(None, "--nodes", help="The node set declared for an edge-list --original "
+                                                              "(as given to synth: a count or a node-list file)."),
     release: List[Path] = typer.Option(..., "--release", help="A release directory (or graph file); repeat the "
                                                               "option to compare several releases in one table."),
     report: Optional[Path] = typer.Option(None, "--report", help="Report path: X.html also writes X.md and X.json; "
@@ -65,7 +67,7 @@ def audit(
     # Refuse a report path inside a release before spending minutes on the audit.
     for target in report_paths(report).values():
         check_not_in_release(target, release)
-    orig = load_original(original)
+    orig = load_original(original, nodes=nodes)
     with Progress(TextColumn("[bold]audit[/] {task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=as_json) as progress:
         bar = progress.add_task("loading", total=1)

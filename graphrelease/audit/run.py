@@ -231,12 +231,18 @@ def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", 
     return rel
 
 
-def load_original(source: "str | Path | Graph | GraphCollection") -> Graph | GraphCollection:
+def load_original(source: "str | Path | Graph | GraphCollection", *, nodes: "int | str | Path | None" = None
+                  ) -> Graph | GraphCollection:
+    """The private original; ``nodes``: the node set declared for an edge list, as it was given to ``synth``."""
     if isinstance(source, (Graph, GraphCollection)):
         return source
     path = Path(source)
     if not path.exists():
         raise InputFormatError(f"original input '{path}' does not exist")
+    if nodes is not None:
+        from graphrelease.io import read_graph
+
+        return read_graph(path, nodes=nodes).data
     return _read_graph_file(path)
 
 

@@ -9,6 +9,7 @@ Anything else in the pickle stream (arbitrary classes, functions) makes ``torch.
 from __future__ import annotations
 
 import pickle
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -108,7 +109,9 @@ def read_pyg(path: Path, *, name: str | None = None) -> tuple[Graph, CleaningRep
     if not (head.startswith(b"PK") or head[:1] == b"\x80"):
         raise InputFormatError(f"{path}: not a PyTorch file (expected a torch.save zip archive)")
     try:
-        with torch.serialization.safe_globals(_safe_globals()):
+        # A bare pickle stream of another protocol makes torch warn before it refuses; the refusal says it all.
+        with torch.serialization.safe_globals(_safe_globals()), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
             obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
         lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
