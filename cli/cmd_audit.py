@@ -62,6 +62,11 @@ def audit(
     Table 1 columns are |statistic(release) - statistic(original)| for LCC (largest component size), TC (triangle
     count), CPL (characteristic path length), GINI (degree Gini coefficient) and REDE (relative edge distribution
     entropy); AUC 0.5 means an attack does no better than chance. Every number is defined in the report's legend.
+
+    The report (and this command's output) opens with a verdict per release: what is kept and what is lost in
+    plain words, degenerate releases flagged, the certified epsilon beside the attack figures. A release whose graphs
+    have another node count than ORIGINAL is refused (--allow-mismatch to audit it anyway); with --key, so is one
+    whose certificate's input binding does not match ORIGINAL.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

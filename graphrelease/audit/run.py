@@ -129,7 +129,14 @@ def _stats_over(graphs: Sequence[Graph], *, seed: int, spectrum: bool) -> dict[s
 
     rows = [graph_statistics(g, seed=seed, spectrum=spectrum) for g in graphs]
     keys = rows[0].keys()
-    return {k: float(np.nanmean([r.get(k, np.nan) for r in rows])) for k in keys}
+    return {k: _nanmean([r.get(k, np.nan) for r in rows]) for k in keys}
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    """Mean of the finite values; NaN (not a RuntimeWarning on the CLI) when none is, e.g. CPL of an empty graph."""
+    a = np.asarray(values, dtype=float)
+    a = a[~np.isnan(a)]
+    return float(a.mean()) if a.size else float("nan")
 
 
 def _subsample(graphs: Sequence[Graph], k: int, rng: np.random.Generator) -> list[Graph]:
@@ -543,7 +550,7 @@ def run_audit(
                     from graphrelease.audit.statistics import graph_statistics
 
                     per = [graph_statistics(g, seed=seed) for g in gs]
-                result.statistics[r.label] = {k: float(np.nanmean([p[k] for p in per])) for k in per[0]}
+                result.statistics[r.label] = {k: _nanmean([p[k] for p in per]) for k in per[0]}
                 result.degree_histograms[r.label] = _degree_hist(r.graphs)
                 result.table1.append(_table1_row(r, per, result.statistics["original"]))
             from graphrelease.audit.statistics import STATISTIC_LEGEND
