@@ -137,3 +137,23 @@ def test_curves_need_two_epsilons_of_one_method():
     assert privacy_utility_curves(rows) == {}
     rows.append({"release": "d", "method": "m", "mode": None, "epsilon": 4.0, "mean_relative_error": 0.1})
     assert privacy_utility_curves(rows) == {"m": [[1.0, pytest.approx(0.4)], [4.0, 0.1]]}
+
+
+def test_empirical_lower_bound_beside_the_certified_epsilon(cora, tmp_path):
+    """A real `synth` release audited with canary runs: the verdict puts the audit's lower bound beside the
+    certificate's epsilon, in the JSON and in the rendered line."""
+    from graphrelease.report.render import privacy_line
+    from graphrelease.synth import synthesize
+
+    small = cora.induced_subgraph(np.arange(100))
+    synthesize(small, method="randomized_response", epsilon=2.0, out=tmp_path / "rel", mode="symmetric",
+               key_path=tmp_path / "rel.key", allow_uncertified=True)
+    res = run_audit(small, [tmp_path / "rel"], tasks=(), attacks=(), canary_runs=20)
+    (emp,) = res.empirical
+    (v,) = res.verdict["releases"]
+    p = v["privacy"]
+    assert p["epsilon"] == pytest.approx(2.0, rel=1e-3)
+    assert p["empirical_epsilon_lower"] == emp["epsilon_lower"] and p["empirical_runs"] == 20
+    line = privacy_line(p)
+    assert line.startswith("certified epsilon 2") and "empirical lower bound on epsilon" in line
+    assert "(20 canary runs)" in line
