@@ -104,3 +104,18 @@ def test_cli_refuses_a_mismatched_original_in_one_line(app, cora, synth_release,
     assert code == 0 and report.is_file()
     first_verdict_line = min(out.index(w) for w in ("Lost:", "Changed:", "Kept:") if w in out)
     assert first_verdict_line < out.index("Comparison")
+
+
+def test_cli_edge_list_original_needs_its_declared_node_set(app, cora, synth_release, tmp_path, capsys):
+    """A plain edge list of the original names only its 127 non-isolated nodes: the audit refuses it as another
+    input; --nodes 150 declares the node set and the binding then matches."""
+    rel, key = synth_release
+    plain = tmp_path / "orig.csv"
+    plain.write_text("".join(f"{u},{v}\n" for u, v in cora.edges))
+    base = ["audit", "--original", str(plain), "--release", str(rel), "--key", str(key),
+            "--report", str(tmp_path / "rep.html"), "--task", "statistics", "--attack", "none", "--no-plots"]
+    code = run_cli(app, base)
+    err = capsys.readouterr().err
+    assert code == GraphValidationError.exit_code and "has 127" in err and "not made from this input" in err
+    assert run_cli(app, base + ["--nodes", "150"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "rep.html").is_file()
