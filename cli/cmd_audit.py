@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import console, err_console
+from cli.common import NODES_HELP, console, err_console
 
 
 def register(app: typer.Typer) -> None:
@@ -17,8 +17,6 @@ def register(app: typer.Typer) -> None:
 def audit(
     original: Path = typer.Option(..., "--original", help="The private input graph or collection (any readable "
                                                           "format)."),
-    nodes: Optional[str] = typer.Option(None, "--nodes", help="The node set declared for an edge-list --original "
-                                                              "(as given to synth: a count or a node-list file)."),
     release: List[Path] = typer.Option(..., "--release", help="A release directory (or graph file); repeat the "
                                                               "option to compare several releases in one table."),
     report: Optional[Path] = typer.Option(None, "--report", help="Report path: X.html also writes X.md and X.json; "
@@ -47,6 +45,16 @@ def audit(
                                                                    "most this many original graphs."),
     seed: int = typer.Option(0, "--seed", help="Seed of the audit's own sampling (the audit is internal)."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the plots in the HTML report."),
+    key: Optional[List[Path]] = typer.Option(None, "--key", help="The input-binding key written beside a release "
+                                                                 "(<release>.key); repeat once per --release, in "
+                                                                 "the same order. The audit refuses a release whose "
+                                                                 "certificate's HMAC does not match ORIGINAL."),
+    allow_mismatch: bool = typer.Option(False, "--allow-mismatch", help="Audit releases whose graphs have another "
+                                                                        "node count than ORIGINAL (refused by "
+                                                                        "default: they were not made from it); "
+                                                                        "the verdict flags them."),
+    nodes: Optional[str] = typer.Option(None, "--nodes", help="ORIGINAL's node set when it is an edge list. "
+                                                              + NODES_HELP),
 ) -> int:
     """Audit RELEASE(s) against the private ORIGINAL: statistics (Table 1 layout), motifs, MMD, downstream utility
     and attacks; writes an INTERNAL HTML + Markdown + JSON report.
@@ -54,6 +62,11 @@ def audit(
     Table 1 columns are |statistic(release) - statistic(original)| for LCC (largest component size), TC (triangle
     count), CPL (characteristic path length), GINI (degree Gini coefficient) and REDE (relative edge distribution
     entropy); AUC 0.5 means an attack does no better than chance. Every number is defined in the report's legend.
+
+    The report (and this command's output) opens with a verdict per release: what is kept and what is lost in
+    plain words, degenerate releases flagged, the certified epsilon beside the attack figures. A release whose graphs
+    have another node count than ORIGINAL is refused (--allow-mismatch to audit it anyway); with --key, so is one
+    whose certificate's input binding does not match ORIGINAL.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -78,7 +91,8 @@ def audit(
         result = run_audit(orig, list(release), tasks=tasks, attacks=attacks, motif_size=motif_size, seed=seed,
                            fast=fast, canary_runs=canary_runs, canary_max_nodes=canary_nodes,
                            canary_max_graphs=canary_graphs,
-                           refit_attack=refit_attack, progress=on_stage)
+                           refit_attack=refit_attack, keys=list(key or ()), allow_mismatch=allow_mismatch,
+                           progress=on_stage)
     written = write_report(result, report, release_dirs=release, plots=not no_plots)
     if as_json:
         from graphrelease.report.render import render_json
@@ -92,10 +106,16 @@ def audit(
 
 
 def _print_summary(result) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    from graphrelease.report.render import TABLE1_HEADERS, _eps_cell, fmt
+    from graphrelease.report.render import TABLE1_HEADERS, _eps_cell, fmt, verdict_lines
 
+    styles = {"flag": "bold white on red", "lost": "red", "changed": "yellow", "kept": "green", "privacy": "blue"}
+    for r in result.verdict.get("releases", []):
+        console.print(f"[bold]{escape(r['label'])}[/]: {r['headline']}", highlight=False)
+        for kind, text in verdict_lines(r):
+            console.print(f"  [{styles[kind]}]{escape(text)}[/]", highlight=False)
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
     if result.table1:

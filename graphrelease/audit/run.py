@@ -32,7 +32,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from graphrelease.errors import InputFormatError, OptionError
+from graphrelease.audit.inputs import (  # noqa: F401  (re-exported: callers import the loaders from here)
+    GRAPH_SUFFIXES, ReleaseInput, check_releases_match, load_original, load_release,
+)
+from graphrelease.errors import OptionError
 from graphrelease.graph import Graph, GraphCollection
 
 #: The seed's Table 1 columns: (result key, statistics key, header).
@@ -47,7 +50,6 @@ TASKS = ("statistics", "motifs", "mmd", "downstream")
 ATTACKS = ("link_inference", "membership")
 #: Collections: statistics are averaged over at most this many graphs per side (uniform sample, seeded).
 COLLECTION_STAT_GRAPHS = 200
-GRAPH_SUFFIXES = (".csv", ".tsv", ".txt", ".edges", ".edgelist", ".gz", ".npz", ".graphml", ".gml", ".gexf", ".pt")
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -81,171 +83,6 @@ LEGEND: dict[str, str] = {
 }
 
 
-# ---------------------------------------------------------------------------------------------------- inputs
-@dataclass
-class ReleaseInput:
-    """One release as the audit sees it: its graphs and what its certificate claims."""
-
-    label: str
-    graphs: list[Graph]
-    path: str | None = None
-    certificate: dict[str, Any] | None = None
-    graph_labels: np.ndarray | None = None
-    method: str | None = None
-    mode: str | None = None
-    epsilon: float | None = None
-    delta: float | None = None
-    guarantee: str | None = None
-    guarantee_reason: str | None = None
-    adjacency: str | None = None
-    #: Problems found re-hashing the release against its manifest (empty: intact; None: no manifest).
-    integrity: list[str] | None = None
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "label": self.label, "path": self.path, "method": self.method, "mode": self.mode,
-            "epsilon": self.epsilon, "delta": self.delta, "guarantee": self.guarantee,
-            "guarantee_reason": self.guarantee_reason, "adjacency": self.adjacency,
-            "num_graphs": len(self.graphs),
-            "num_nodes": [g.num_nodes for g in self.graphs[:1]][0] if self.graphs else None,
-            "num_edges": [g.num_edges for g in self.graphs[:1]][0] if self.graphs else None,
-            "graph_labels": self.graph_labels is not None,
-        }
-
-
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    """First present key, also looking one level down in common sub-objects of a certificate."""
-    for k in keys:
-        if k in d and d[k] is not None:
-            return d[k]
-    for sub in ("privacy", "privacy_unit", "guarantee", "accounting", "method"):
-        inner = d.get(sub)
-        if isinstance(inner, dict):
-            for k in keys:
-                if k in inner and inner[k] is not None:
-                    return inner[k]
-    return None
-
-
-def _float_or_none(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def _read_certificate(cert: dict[str, Any], rel: ReleaseInput) -> None:
-    method = _first(cert, "method", "generator", "name")
-    rel.method = method if isinstance(method, str) else (method or {}).get("name") if isinstance(method, dict) else None
-    mode = _first(cert, "mode")
-    rel.mode = mode if isinstance(mode, str) else None
-    rel.epsilon = _float_or_none(_first(cert, "epsilon"))
-    rel.delta = _float_or_none(_first(cert, "delta"))
-    g = cert.get("guarantee")
-    if isinstance(g, dict):
-        rel.guarantee = str(g.get("status") or g.get("value") or g.get("guarantee") or "") or None
-        reason = g.get("reason") or g.get("reasons")
-        rel.guarantee_reason = "; ".join(reason) if isinstance(reason, list) else reason
-    elif g is not None:
-        rel.guarantee = str(g)
-        reason = cert.get("guarantee_reason") or cert.get("reason")
-        rel.guarantee_reason = "; ".join(reason) if isinstance(reason, list) else reason
-    adj = _first(cert, "adjacency")
-    rel.adjacency = adj if isinstance(adj, str) else (adj or {}).get("name") if isinstance(adj, dict) else None
-
-
-def _read_graph_file(path: Path) -> Graph | GraphCollection:
-    from graphrelease.io import read_graph
-
-    return read_graph(path).data
-
-
-def _read_graph_labels(path: Path, count: int) -> np.ndarray:
-    rows = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    if rows and not rows[0].split(",")[0].strip().lstrip("-").isdigit():
-        rows = rows[1:]
-    labels = []
-    for i, row in enumerate(rows):
-        parts = row.split(",")
-        try:
-            labels.append(int(parts[-1]))
-        except ValueError:
-            raise InputFormatError(f"{path}: line {i + 2}: graph label '{parts[-1]}' is not an integer") from None
-    if len(labels) != count:
-        raise InputFormatError(f"{path}: {len(labels)} graph labels for {count} synthetic graphs")
-    return np.asarray(labels, dtype=np.int64)
-
-
-def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", *, label: str | None = None
-                 ) -> ReleaseInput:
-    """A release directory, a graph file or an in-memory graph -> :class:`ReleaseInput`."""
-    if isinstance(source, ReleaseInput):
-        return source
-    if isinstance(source, Graph):
-        return ReleaseInput(label=label or source.name, graphs=[source])
-    if isinstance(source, GraphCollection):
-        return ReleaseInput(label=label or source.name, graphs=list(source.graphs), graph_labels=source.graph_labels)
-    path = Path(source)
-    if not path.exists():
-        raise InputFormatError(f"release '{path}' does not exist (give a release directory or a graph file)")
-    if path.is_file():
-        data = _read_graph_file(path)
-        rel = load_release(data, label=label or path.stem)
-        rel.path = str(path)
-        return rel
-    cert_path = path / "certificate.json"
-    graph_dir = path / "graphs"
-    model_only = not graph_dir.is_dir() and (path / "model" / "config.json").is_file() and cert_path.is_file()
-    if not graph_dir.is_dir() and not model_only:
-        raise InputFormatError(
-            f"'{path}' has no graphs/ directory: the audit needs a release with synthetic graphs, or a model "
-            "release (model/config.json + certificate.json) for the canary audit"
-        )
-    graphs: list[Graph] = []
-    if not model_only:
-        files = sorted(p for p in graph_dir.iterdir()
-                       if p.is_file() and p.name != "graph_labels.csv" and p.name.endswith(GRAPH_SUFFIXES))
-        if not files:
-            raise InputFormatError(f"'{graph_dir}' holds no graph files")
-        for f in files:
-            data = _read_graph_file(f)
-            graphs.extend(data.graphs if isinstance(data, GraphCollection) else [data])
-    rel = ReleaseInput(label=label or path.name, graphs=graphs, path=str(path))
-    if cert_path.is_file():
-        try:
-            rel.certificate = json.loads(cert_path.read_text())
-        except json.JSONDecodeError as err:
-            raise InputFormatError(f"{cert_path}: not valid JSON ({err})") from err
-        _read_certificate(rel.certificate, rel)
-    if cert_path.is_file() and (path / "manifest.json").is_file():
-        from graphrelease.release import check_manifest
-
-        rel.integrity = check_manifest(path)
-    labels_path = graph_dir / "graph_labels.csv"
-    if not model_only and labels_path.is_file():
-        rel.graph_labels = _read_graph_labels(labels_path, len(graphs))
-    if label is None and rel.method:
-        eps = f" eps={rel.epsilon:.3g}" if rel.epsilon is not None else ""
-        rel.label = f"{rel.method}{'/' + rel.mode if rel.mode else ''}{eps} ({path.name})"
-    return rel
-
-
-def load_original(source: "str | Path | Graph | GraphCollection", *, nodes: "int | str | Path | None" = None
-                  ) -> Graph | GraphCollection:
-    """The private original; ``nodes``: the node set declared for an edge list, as it was given to ``synth``."""
-    if isinstance(source, (Graph, GraphCollection)):
-        return source
-    path = Path(source)
-    if not path.exists():
-        raise InputFormatError(f"original input '{path}' does not exist")
-    if nodes is not None:
-        from graphrelease.io import read_graph
-
-        return read_graph(path, nodes=nodes).data
-    return _read_graph_file(path)
-
-
 # ---------------------------------------------------------------------------------------------------- result
 @dataclass
 class AuditResult:
@@ -264,6 +101,8 @@ class AuditResult:
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     legend: dict[str, str] = field(default_factory=dict)
+    #: Plain-words summary per release (see :mod:`graphrelease.audit.verdict`); rendered first in every report.
+    verdict: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -290,7 +129,14 @@ def _stats_over(graphs: Sequence[Graph], *, seed: int, spectrum: bool) -> dict[s
 
     rows = [graph_statistics(g, seed=seed, spectrum=spectrum) for g in graphs]
     keys = rows[0].keys()
-    return {k: float(np.nanmean([r.get(k, np.nan) for r in rows])) for k in keys}
+    return {k: _nanmean([r.get(k, np.nan) for r in rows]) for k in keys}
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    """Mean of the finite values; NaN (not a RuntimeWarning on the CLI) when none is, e.g. CPL of an empty graph."""
+    a = np.asarray(values, dtype=float)
+    a = a[~np.isnan(a)]
+    return float(a.mean()) if a.size else float("nan")
 
 
 def _subsample(graphs: Sequence[Graph], k: int, rng: np.random.Generator) -> list[Graph]:
@@ -591,6 +437,8 @@ def run_audit(
     canary_max_nodes: int = 300,
     canary_max_graphs: int = 100,
     refit_attack: bool = False,
+    keys: Sequence[bytes | str | Path] = (),
+    allow_mismatch: bool = False,
     seed: int = 0,
     fast: bool = False,
     progress: ProgressFn | None = None,
@@ -625,6 +473,12 @@ def run_audit(
         at most ``canary_max_nodes`` highest-degree nodes of the original), a node (model releases under node
         adjacency, same subgraph) or a whole graph (collection releases under graph adjacency; at most
         ``canary_max_graphs`` original graphs).
+    keys:
+        The owner's input-binding keys, one per release in order (``<release>.key``): each certificate's HMAC must
+        match ``original`` under its key, else :class:`~graphrelease.errors.GraphValidationError`.
+    allow_mismatch:
+        Audit releases whose graphs have another node count than a single-graph ``original`` (refused by default:
+        they were not made from it); they are flagged in the verdict.
     """
     unknown = set(tasks) - set(TASKS)
     if unknown:
@@ -647,6 +501,8 @@ def run_audit(
     for i, lab in enumerate(labels):  # labels key every table: make them unique
         if labels.count(lab) > 1:
             rels[i].label = f"{lab} #{labels[:i + 1].count(lab)}"
+    # Before any stage runs: an audit of a release against another input is confident nonsense.
+    match_notes = check_releases_match(orig, rels, keys=keys, allow_mismatch=allow_mismatch)
     timings["load"] = time.perf_counter() - t0
     is_coll = isinstance(orig, GraphCollection)
     orig_graphs = list(orig.graphs) if is_coll else [orig]
@@ -656,6 +512,7 @@ def run_audit(
                   "num_edges": sum(g.num_edges for g in orig_graphs)},
         releases=[r.summary() for r in rels],
         legend=dict(LEGEND),
+        notes=match_notes,
     )
     # Model releases (no synthetic graphs) take part in the canary audit only.
     graph_rels = [r for r in rels if r.graphs]
@@ -693,7 +550,7 @@ def run_audit(
                     from graphrelease.audit.statistics import graph_statistics
 
                     per = [graph_statistics(g, seed=seed) for g in gs]
-                result.statistics[r.label] = {k: float(np.nanmean([p[k] for p in per])) for k in per[0]}
+                result.statistics[r.label] = {k: _nanmean([p[k] for p in per]) for k in per[0]}
                 result.degree_histograms[r.label] = _degree_hist(r.graphs)
                 result.table1.append(_table1_row(r, per, result.statistics["original"]))
             from graphrelease.audit.statistics import STATISTIC_LEGEND
@@ -726,4 +583,9 @@ def run_audit(
         timings[stage] = time.perf_counter() - t
     report("done", total, total)
     result.timings = timings
+    from graphrelease.audit import verdict
+
+    shapes = {"original": verdict.graph_shape(orig_graphs), **{r.label: verdict.graph_shape(r.graphs) for r in rels}}
+    result.verdict = verdict.build_verdict(result.to_dict(), shapes)
+    result.legend["verdict"] = verdict.VERDICT_LEGEND
     return result

@@ -48,6 +48,9 @@ class JobResult:
     attacks: dict[str, float] = field(default_factory=dict)
     ledger: dict[str, Any] | None = None
     release: str = ""
+    #: Degenerate-release flags (empty, mostly isolated, giant star, densified): a proved certificate says nothing
+    #: about usefulness, so "done" with an empty graph must not read as success.
+    warning: str = ""
 
     def row(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -59,6 +62,7 @@ class JobResult:
             "delta": self.delta,
             "guarantee": self.guarantee,
             "status": self.status,
+            "warning": self.warning,
             "seconds": round(self.seconds, 3),
         }
         for key in SUMMARY_UTILITY_KEYS:
@@ -123,6 +127,7 @@ def run_job(job: Job, *, force: bool = False) -> JobResult:
         release = read_release(job.out)
         _fill_from_certificate(result, release["certificate"])
         result.status = "done"
+        result.warning = release_warnings(private, job.out)
         if job.audit:
             try:
                 result.utility, result.attacks = _audit(private, job.out)
@@ -142,6 +147,27 @@ def _fill_from_certificate(result: JobResult, certificate: dict[str, Any]) -> No
     result.epsilon_spent = certificate_epsilon(certificate)
     result.guarantee = str(certificate.get("guarantee"))
     result.ledger = certificate_ledger(certificate).to_dict()
+
+
+def release_warnings(private, release_dir: Path) -> str:
+    """The degenerate flags of the release's graphs against its private input, joined; "" when none.
+
+    Flags come from :func:`graphrelease.audit.verdict.degenerate_flags` (the audit verdict uses the same rules);
+    node counts are not compared: the batch made this release from this input itself.
+    """
+    from graphrelease.audit.verdict import degenerate_flags, graph_shape
+    from graphrelease.graph import GraphCollection
+    from graphrelease.io import read_graph
+
+    originals = list(private) if isinstance(private, GraphCollection) else [private]
+    graphs = []
+    for path in sorted(p for p in (Path(release_dir) / "graphs").glob("graph_*") if p.name != "graph_labels.csv"):
+        data = read_graph(path).data
+        graphs.extend(data if isinstance(data, GraphCollection) else [data])
+    if not graphs:
+        return ""
+    flags = degenerate_flags(graph_shape(originals), graph_shape(graphs), single_graph=False)
+    return ("degenerate release: " + "; ".join(flags)) if flags else ""
 
 
 def _audit(private, release_dir: Path) -> tuple[dict[str, float], dict[str, float]]:
@@ -229,6 +255,10 @@ def _release_verifies(job: Job) -> JobResult | None:
     result = JobResult(job.job_id, job.input_key, job.method, job.epsilon, job.delta, status="skipped",
                        release=str(job.out))
     _fill_from_certificate(result, certificate)
+    try:  # a resumed job keeps its warning: the summary is rewritten from scratch
+        result.warning = release_warnings(_load_private_input(job), job.out)
+    except UserError as err:
+        result.warning = f"degenerate check skipped: {err}"
     return result
 
 
@@ -339,6 +369,14 @@ def write_summary(summary: BatchSummary, directory: Path) -> None:
         f"skipped (verified): {sum(r.status == 'skipped' for r in summary.results)} · "
         f"failed: {len(summary.failed)}" + (" · INTERRUPTED" if summary.interrupted else ""),
         "",
+    ]
+    warned = [r for r in summary.results if r.warning]
+    if warned:
+        md += [f"**WARNING: {len(warned)} finished job(s) released degenerate graphs** (a proved certificate says "
+               "nothing about usefulness):", ""]
+        md += [f"- {r.job_id}: {r.warning}" for r in warned]
+        md.append("")
+    md += [
         "## Privacy spent per private input",
         "",
         "| input | jobs | sum of epsilon | sum of delta | composed epsilon (accountant) | cap |",
@@ -352,7 +390,9 @@ def write_summary(summary: BatchSummary, directory: Path) -> None:
         md.append("| " + " | ".join(_fmt(row[c]).replace("|", "/") for c in columns) + " |")
     md += [
         "",
-        "Legend: epsilon_spent is the certificate's epsilon at the job's delta; rel_err_* = "
+        "Legend: epsilon_spent is the certificate's epsilon at the job's delta; warning = degenerate-release flags "
+        "(no edges, most nodes isolated where the input has far fewer, one node on >= 90% of the edges, >= 10x the "
+        "input's edges; see graphrelease.audit.verdict); rel_err_* = "
         "|released - original| / original for edges, triangles and global clustering; membership_auc / "
         "membership_tpr_at_1pct_fpr = ROC AUC and TPR at 1% FPR of an Adamic-Adar edge-membership attack on the release; degree_wasserstein = Wasserstein-1 distance between degree "
         "distributions; community_nmi = NMI of Louvain partitions of original and release (same node numbering).",

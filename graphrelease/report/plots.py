@@ -74,29 +74,32 @@ def motif_bars(motifs: dict[str, Any]) -> bytes | None:
     return _png(plt, fig)
 
 
-def privacy_utility(table1: list[dict[str, Any]]) -> bytes | None:
-    """Mean relative error of the Table 1 statistics vs epsilon, one line per method (needs >= 2 epsilons)."""
-    groups: dict[str, list[tuple[float, float]]] = {}
-    for row in table1:
-        eps, err = row.get("epsilon"), row.get("mean_relative_error")
-        if eps is None or err is None:
-            continue
-        name = (row.get("method") or row["release"]) + (f"/{row['mode']}" if row.get("mode") else "")
-        if row.get("guarantee") not in (None, "proved"):
-            name += " (no guarantee)"
-        groups.setdefault(name, []).append((float(eps), float(err)))
-    if sum(len(v) for v in groups.values()) < 2:
+def privacy_utility(curves: dict[str, list[list[float]]]) -> bytes | None:
+    """Mean relative error of the Table 1 statistics vs epsilon, one line per method audited at several epsilons
+    (``curves`` from :func:`graphrelease.audit.verdict.privacy_utility_curves`). Small: it sits in the verdict."""
+    curves = {k: v for k, v in curves.items() if len(v) >= 2}
+    if not curves:
         return None
-    plt, fig, ax = _figure()
-    for name, pts in sorted(groups.items()):
-        pts.sort()
+    plt, fig, ax = _figure(5.0, 2.6)
+    for name, pts in sorted(curves.items()):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
     ax.set_xscale("log")
+    # label the audited epsilons themselves: log-axis minor labels (3x10^-1, 4x10^-1 ...) overprint each other
+    ticks = sorted({p[0] for pts in curves.values() for p in pts})
+    ax.xaxis.set_minor_formatter(matplotlib_null_formatter())
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:g}" for t in ticks], fontsize=8)
     ax.set_xlabel("epsilon (certificate)")
-    ax.set_ylabel("mean relative error of LCC, TC, CPL, GINI, REDE")
-    ax.set_title("Privacy-utility trade-off (lower is better)")
+    ax.set_ylabel("mean rel. error\n(LCC, TC, CPL, GINI, REDE)", fontsize=8)
+    ax.set_title("Privacy-utility trade-off (lower is better)", fontsize=9)
     ax.legend(fontsize=7)
     return _png(plt, fig)
+
+
+def matplotlib_null_formatter():
+    from matplotlib.ticker import NullFormatter
+
+    return NullFormatter()
 
 
 def attack_roc(attacks: dict[str, dict[str, Any]]) -> bytes | None:

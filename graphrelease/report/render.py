@@ -19,6 +19,8 @@ INTERNAL_NOTICE = (
 )
 
 TABLE1_HEADERS = (("lcc", "LCC"), ("tc", "TC"), ("cpl", "CPL"), ("gini", "GINI"), ("rede", "REDE"))
+#: The statistics keys of the Table 1 columns, in TABLE1_HEADERS order (see graphrelease.audit.run.TABLE1_COLUMNS).
+TABLE1_STATS = ("lcc_size", "triangle_count", "cpl", "gini", "rede")
 
 ATTACK_LEGEND = {
     "auc": "AUC: area under the ROC curve of the attack score for original edges vs as many sampled non-edges; "
@@ -73,11 +75,48 @@ def _eps_cell(row: dict[str, Any]) -> str:
     return fmt(eps) if g in (None, "proved") else f"{fmt(eps)} (guarantee {g})"
 
 
+# ---------------------------------------------------------------------------------------------------- verdict
+def privacy_line(p: dict[str, Any]) -> str:
+    """Certified epsilon beside the attack figures and the empirical lower bound, in one line."""
+    eps, g = p.get("epsilon"), p.get("guarantee")
+    if eps is None:
+        parts = ["no certified epsilon (no certificate, or non-private)"]
+    elif g in (None, "proved"):
+        parts = [f"certified epsilon {fmt(eps)} (delta {fmt(p.get('delta'))}, guarantee {g or 'not stated'})"]
+    else:
+        parts = [f"stated epsilon {fmt(eps)} but guarantee {g}: NOT a DP guarantee"]
+    if "link_inference_auc" in p:
+        ref = p.get("link_inference_auc_original")
+        parts.append(f"link-inference AUC {p['link_inference_auc']:.2f}"
+                     + (f" (original itself {ref:.2f}; 0.5 = chance)" if ref is not None else " (0.5 = chance)"))
+    if "membership_advantage" in p:
+        parts.append(f"membership advantage {p['membership_advantage']:.2f} "
+                     f"(TPR@1%FPR {p['membership_tpr_at_1pct_fpr']:.2f})")
+    if p.get("empirical_epsilon_lower") is not None:
+        parts.append(f"empirical lower bound on epsilon {fmt(p['empirical_epsilon_lower'])} "
+                     f"({fmt(p.get('empirical_runs'))} canary runs"
+                     + ("; VIOLATION of the certified epsilon)" if p.get("empirical_violation") else ")"))
+    return " · ".join(parts)
+
+
+def verdict_lines(r: dict[str, Any]) -> list[tuple[str, str]]:
+    """(kind, text) lines of one release's verdict, shared by HTML, Markdown and the CLI; kind is the CSS class."""
+    lines = [("flag", "DEGENERATE: " + f) for f in r["flags"]]
+    for kind, title in (("lost", "Lost"), ("changed", "Changed"), ("kept", "Kept")):
+        if r[kind]:
+            lines.append((kind, f"{title}: " + ", ".join(r[kind])))
+    if not r["items"] and not r["flags"]:
+        lines.append(("changed", "no structure compared (no synthetic graphs, or the statistics stage was not run)"))
+    lines.append(("privacy", "Privacy: " + privacy_line(r["privacy"])))
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------------- tables
 def _sections(d: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, headers, rows, caption) for every table, shared by HTML and Markdown."""
     out = []
     o = d["original"]
+    orig_stats = (d.get("statistics") or {}).get("original") or {}
     out.append((
         "Inputs",
         ["", "name / label", "method", "mode", "adjacency", "epsilon", "delta", "guarantee", "graphs", "nodes",
@@ -94,10 +133,13 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], 
         out.append((
             "Comparison (Table 1 layout)",
             ["release"] + [h for _, h in TABLE1_HEADERS] + ["mean rel. error", "eps"],
-            [[r["release"]] + [fmt(r.get(k)) for k, _ in TABLE1_HEADERS] + [fmt(r.get("mean_relative_error")),
-                                                                             _eps_cell(r)]
-             for r in d["table1"]],
-            d["legend"]["table1"] + " Mean rel. error: " + d["legend"]["relative_error"],
+            ([["original (values)"] + [fmt(orig_stats.get(stat)) for stat in TABLE1_STATS] + ["-", "-"]]
+             if orig_stats else [])
+            + [[r["release"]] + [fmt(r.get(k)) for k, _ in TABLE1_HEADERS] + [fmt(r.get("mean_relative_error")),
+                                                                               _eps_cell(r)]
+               for r in d["table1"]],
+            "First row: the original's values; release rows: " + d["legend"]["table1"]
+            + " Mean rel. error: " + d["legend"]["relative_error"],
         ))
     stats = d.get("statistics") or {}
     if stats:
@@ -215,6 +257,17 @@ def _md_cell(s: str) -> str:
 
 def render_markdown(d: dict[str, Any]) -> str:
     lines = [f"**{INTERNAL_NOTICE}**", "", f"# Audit report: {d['original']['name']}", ""]
+    verdict = d.get("verdict") or {}
+    if verdict.get("releases"):
+        lines += ["## Verdict: what each release keeps and loses", ""]
+        for r in verdict["releases"]:
+            lines += [f"### {_md_cell(r['label'])}: {r['headline']}", ""]
+            lines += [f"- {'**' + t + '**' if kind == 'flag' else t}" for kind, t in verdict_lines(r)]
+            lines.append("")
+        for name, pts in (verdict.get("curves") or {}).items():
+            lines.append(f"- privacy-utility, {name}: " + ", ".join(
+                f"eps {fmt(e)} -> mean rel. error {fmt(err)}" for e, err in pts))
+        lines += ["", f"*{verdict.get('legend', '')}*", ""]
     for note in d.get("notes", []):
         lines.append(f"- note: {note}")
     if d.get("notes"):
@@ -246,6 +299,12 @@ td:first-child,th:first-child{text-align:left}
 figure{display:inline-block;margin:.5em 1em .5em 0}
 figcaption{font-size:12px;color:#555;max-width:600px}
 dt{font-weight:bold;font-size:12px} dd{font-size:12px;margin:0 0 .4em 1.5em}
+#verdict{border:2px solid #333;border-radius:6px;padding:.2em 1em .5em 1em;margin-bottom:1.5em}
+#verdict h3{margin:.6em 0 .2em 0;font-size:16px}
+#verdict p{margin:.15em 0 .15em 1em;font-size:14px}
+.headline{font-weight:normal;font-size:13px;padding:1px 6px;border-radius:3px;background:#eee}
+p.flag{color:#fff;background:#b00020;font-weight:bold;padding:2px 6px;display:inline-block}
+p.lost{color:#b00020} p.kept{color:#1b5e20} p.changed{color:#8a5300} p.privacy{color:#0d3c78}
 """
 
 
@@ -266,6 +325,30 @@ def _img(png: bytes | None, caption: str) -> str:
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
+def _verdict_html(verdict: dict[str, Any], make_plots: bool) -> list[str]:
+    """The first section of the page: one block per release, then the privacy-utility curve and the thresholds."""
+    if not verdict.get("releases"):
+        return []
+    e = html.escape
+    parts = ['<section id="verdict"><h2>Verdict: what each release keeps and loses</h2>']
+    for r in verdict["releases"]:
+        parts.append(f'<div class="verdict-release"><h3>{e(r["label"])} '
+                     f'<span class="headline">{e(r["headline"])}</span></h3>')
+        parts += [f'<p class="{kind}">{e(text)}</p>' for kind, text in verdict_lines(r)]
+        parts.append("</div>")
+    curves = verdict.get("curves") or {}
+    if curves and make_plots:
+        parts.append(_img(plots.privacy_utility(curves),
+                          "Privacy-utility: mean relative error of the Table 1 statistics (lower is better) against "
+                          "the certified epsilon, one line per method audited at several epsilons."))
+    elif curves:
+        parts += [f"<p>privacy-utility, {e(name)}: " + e(", ".join(f"eps {fmt(x)} -> mean rel. error {fmt(y)}"
+                                                                   for x, y in pts)) + "</p>"
+                  for name, pts in curves.items()]
+    parts.append(f'<p class="caption">{e(verdict.get("legend", ""))}</p></section>')
+    return parts
+
+
 def render_html(d: dict[str, Any], *, make_plots: bool = True) -> str:
     e = html.escape
     parts = [
@@ -278,6 +361,7 @@ def render_html(d: dict[str, Any], *, make_plots: bool = True) -> str:
         f'<p class="internal">{e(INTERNAL_NOTICE)}</p>',
         f"<h1>Audit report: {e(d['original']['name'])}</h1>",
     ]
+    parts += _verdict_html(d.get("verdict") or {}, make_plots)
     for note in d.get("notes", []):
         parts.append(f'<p class="note">note: {e(note)}</p>')
     for title, headers, rows, caption in _sections(d):
@@ -292,9 +376,6 @@ def render_html(d: dict[str, Any], *, make_plots: bool = True) -> str:
              "release (collections: all graphs pooled)."),
             (lambda: plots.motif_bars(d.get("motifs") or {}),
              "Graphlet proportions: each graphlet's count divided by the total count, original in black."),
-            (lambda: plots.privacy_utility(d.get("table1") or []),
-             "Privacy-utility: mean relative error of the Table 1 statistics against the certificate's epsilon, "
-             "one line per method."),
             (lambda: plots.attack_roc(d.get("attacks") or {}),
              "Link-inference ROC: Adamic-Adar proximity in the release for original edges vs non-edges; the "
              "original graph itself (black) is the non-private reference."),

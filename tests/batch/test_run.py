@@ -122,3 +122,58 @@ def test_killed_batch_leaves_whole_releases_and_resumes(tmp_path, data_dir):
     status = [r.status for r in summary.results]
     assert status.count("skipped") >= len(finished) and not summary.failed
     assert all(verify_release(j.out).ok for j in plan.jobs)
+
+
+class _InProcess:
+    """Runs the jobs one after the other in this process (a real executor spawns workers: seconds of imports)."""
+
+    name = "in-process"
+
+    def run(self, fn, jobs):
+        for job in jobs:
+            yield job, fn(job)
+
+
+def test_degenerate_release_is_not_a_silent_success(tmp_path, data_dir):
+    """TMF at epsilon 0.01 on a 300-node Cora core releases a degenerate graph (seed 5: 99% of the nodes isolated;
+    unseeded runs also gave ~16x the input's edges): the job is done, and the summary says the release is
+    degenerate; DPDK at epsilon 1 keeps a sane graph and gets no warning (at 0.01 its release is empty)."""
+    from graphrelease.batch.run import release_warnings
+    from graphrelease.graph import Graph
+    from graphrelease.io import read_graph, write_graph
+    from tests.audit.test_run import make_release_dir
+
+    g = read_graph(data_dir / "single" / "cora.npz").data
+    g = g.induced_subgraph(np.sort(np.argsort(-g.degrees(), kind="stable")[:300]))
+    write_graph(g, tmp_path / "cora300.npz")
+    (tmp_path / "plan.toml").write_text(f"""
+name = "degenerate"
+output = "out"
+seed = 5
+allow_uncertified = true
+[audit]
+enabled = false
+[[inputs]]
+name = "cora300"
+path = "{tmp_path / 'cora300.npz'}"
+sharing = "compose"
+epsilon_cap = 2.0
+[[runs]]
+methods = ["tmf"]
+epsilons = [0.01]
+[[runs]]
+methods = ["dpdk"]
+epsilons = [1.0]
+""")
+    summary = run_plan(load_plan(tmp_path / "plan.toml"), executor=_InProcess())
+    rows = {row["method"]: row for row in _rows(summary.csv_path).values()}
+    assert rows["tmf"]["status"] == "done"
+    assert rows["tmf"]["warning"].startswith("degenerate release: mostly isolated: 99% of the nodes"), rows["tmf"]
+    assert rows["dpdk"]["status"] == "done" and rows["dpdk"]["warning"] == ""
+    md = summary.markdown_path.read_text()
+    assert "WARNING: 1 finished job(s) released degenerate graphs" in md
+    assert f"- {rows['tmf']['job']}: degenerate release: mostly isolated" in md
+    # the same rules on an empty release (the audit verdict's flags)
+    empty = make_release_dir(tmp_path / "empty", [Graph(g.num_nodes, np.zeros((0, 2), dtype=np.int64))],
+                             epsilon=0.01, method="fake")
+    assert release_warnings(g, empty) == "degenerate release: empty graph: no edges at all"

@@ -66,6 +66,19 @@ def test_formats_carry_same_numbers(tmp_path, audit_result):
         assert word in md
     # Four plots: degree, privacy-utility (3 epsilons), ROC, empirical (no motifs requested).
     assert html_text.count("data:image/png;base64,") == 4
+    # The verdict comes first in every format, the same object in all three; Table 1 shows original values.
+    assert data["verdict"] == d["verdict"] and len(d["verdict"]["releases"]) == 3
+    assert md.index("## Verdict") < md.index("| ")
+    assert html_text.index('id="verdict"') < html_text.index("<table")
+    # the privacy-utility curve sits inside the verdict section (first image of the page)
+    assert html_text.index('id="verdict"') < html_text.index("data:image/png") < html_text.index("</section>")
+    orig = d["statistics"]["original"]
+    original_row = "| original (values) | " + " | ".join(
+        fmt(orig[k]) for k in ("lcc_size", "triangle_count", "cpl", "gini", "rede")) + " | - | - |"
+    assert original_row in md
+    for r in d["verdict"]["releases"]:
+        for text in r["lost"] + r["kept"] + r["changed"]:
+            assert text in md and text in html_text
 
 
 def test_report_paths_and_refusal(tmp_path, audit_result):
@@ -122,6 +135,55 @@ def test_html_renders_in_headless_chromium(tmp_path, audit_result):
                       "</body></html>")
     _, bad_log = _chromium_render(broken, tmp_path / "b")
     assert console_errors(bad_log), bad_log[-2000:]
+
+
+_LAYOUT_PROBE = """<script>
+const verdict = document.getElementById("verdict");
+const first = verdict.querySelector(".verdict-release");
+const table = document.querySelector("table");
+document.body.setAttribute("data-layout", JSON.stringify({
+  width: window.innerWidth, height: window.innerHeight,
+  verdict_top: verdict.querySelector("h2").getBoundingClientRect().top,
+  first_release_bottom: first.getBoundingClientRect().bottom,
+  first_table_top: table.getBoundingClientRect().top}));
+</script>"""
+
+
+def _layout(html_text: str, tmp: Path) -> dict:
+    """Lay the page out in headless Chromium at 1280x800 and read back where the verdict is (a probe script
+    injected into a copy; the report itself has no scripts)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    page = tmp / "probe.html"
+    page.write_text(html_text.replace("</body>", _LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    proc = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+         "--disable-background-networking", "--disable-component-update", f"--user-data-dir={tmp / 'profile'}",
+         "--window-size=1280,800", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    found = re.search(r'data-layout="([^"]*)"', proc.stdout)
+    assert found, (proc.stdout[-500:], proc.stderr[-2000:])
+    return json.loads(found.group(1).replace("&quot;", '"'))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI: apt-get install -y chromium)")
+def test_verdict_is_on_the_first_screen(tmp_path, audit_result):
+    """A data owner opening the report in a 1280x800 window sees the verdict heading and the whole first release's
+    verdict before any table; the same probe on a page where a tall element precedes the verdict reports it
+    off-screen."""
+    res, _ = audit_result
+    (path,) = write_report(res, tmp_path / "rep" / "audit.html", formats=["html"])
+    text = path.read_text()
+    layout = _layout(text, tmp_path / "a")
+    # New headless Chromium counts its window frame in --window-size: a 1280x800 window shows a 1280x657
+    # viewport, like a laptop browser; the checks use the viewport actually measured, which is at most 800.
+    screen = layout["height"]
+    assert layout["width"] == 1280 and 500 < screen <= 800, layout
+    assert 0 <= layout["verdict_top"] < 300 and layout["first_release_bottom"] <= screen, layout
+    assert layout["first_table_top"] > layout["first_release_bottom"], layout
+    pushed = text.replace('<section id="verdict">', '<div style="height:1500px">tall</div><section id="verdict">')
+    bad = _layout(pushed, tmp_path / "b")
+    assert bad["verdict_top"] > bad["height"], bad
 
 
 def test_html_without_plots_and_escaping(audit_result):
