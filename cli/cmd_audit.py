@@ -55,6 +55,10 @@ def audit(
                                                                         "the verdict flags them."),
     nodes: Optional[str] = typer.Option(None, "--nodes", help="ORIGINAL's node set when it is an edge list. "
                                                               + NODES_HELP),
+    input_format: Optional[str] = typer.Option(None, "--format", help="ORIGINAL's format (default: sniffed)."),
+    features: Optional[Path] = typer.Option(None, "--features", help="Node features file for ORIGINAL, joined by "
+                                            "node id."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file for ORIGINAL, joined by node id."),
 ) -> int:
     """Audit RELEASE(s) against the private ORIGINAL: statistics (Table 1 layout), motifs, MMD, downstream utility
     and attacks; writes an INTERNAL HTML + Markdown + JSON report.
@@ -80,7 +84,7 @@ def audit(
     # Refuse a report path inside a release before spending minutes on the audit.
     for target in report_paths(report).values():
         check_not_in_release(target, release)
-    orig = load_original(original, nodes=nodes)
+    orig = load_original(original, nodes=nodes, input_format=input_format, features=features, labels=labels)
     with Progress(TextColumn("[bold]audit[/] {task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=as_json) as progress:
         bar = progress.add_task("loading", total=1)

@@ -47,9 +47,10 @@ def register(app: typer.Typer) -> None:
                 eps_list = [float(x) for x in epochs_grid.split(",") if x.strip()]
             except ValueError as err:
                 raise OptionError(f"--sigmas/--epochs-grid must be comma-separated numbers ({err})") from err
-            rows = plan_grid(delta=delta, sigmas=sig, epochs=eps_list, dataset_size=dataset_size,
-                             batch_size=batch_size, sample_rate=sample_rate, sampling=sampling,
-                             neighboring=neighboring, accountant=accountant)
+            with console.status(f"accounting {len(sig) * len(eps_list)} schedules ({accountant})"):
+                rows = plan_grid(delta=delta, sigmas=sig, epochs=eps_list, dataset_size=dataset_size,
+                                 batch_size=batch_size, sample_rate=sample_rate, sampling=sampling,
+                                 neighboring=neighboring, accountant=accountant)
             table = Table(title=f"epsilon ({accountant}) at delta={delta:g}, sampling={sampling}, {neighboring}",
                           caption=_EPS_HELP)
             table.add_column("sigma \\ epochs", style="bold")
@@ -60,9 +61,11 @@ def register(app: typer.Typer) -> None:
                 table.add_row(f"{s:g}", *cells)
             console.print(table)
             return
-        plan = plan_budget(delta=delta, dataset_size=dataset_size, batch_size=batch_size, sample_rate=sample_rate,
-                           epochs=epochs, steps=steps, noise_multiplier=noise_multiplier, epsilon=epsilon,
-                           sampling=sampling, neighboring=neighboring)
+        with console.status("accounting under PLD and RDP (the PLD grid takes a few seconds)"):
+            plan = plan_budget(delta=delta, dataset_size=dataset_size, batch_size=batch_size,
+                               sample_rate=sample_rate, epochs=epochs, steps=steps,
+                               noise_multiplier=noise_multiplier, epsilon=epsilon, sampling=sampling,
+                               neighboring=neighboring)
         table = Table(title="privacy budget plan", show_header=False, caption=_EPS_HELP)
         table.add_column("quantity", style="bold")
         table.add_column("value")

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from cli.common import console, err_console
+from cli.common import console, echo_json, err_console
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
                                                                   "synth: a count or a node-list file)"),
         signer_key: Optional[str] = typer.Option(None, "--signer-key", help="the issuer's Ed25519 public key (.pub "
                                                  "file or hex): the release must be signed by it"),
+        as_json: bool = typer.Option(False, "--json", help="print {ok, checks, problems, recomputed} as JSON"),
     ) -> int:
         """Recompute epsilon and every ledger entry, re-hash every artifact, check the signature and the input
         binding; exit 1 on failure."""
@@ -32,6 +33,13 @@ def register(app: typer.Typer) -> None:
 
         report = verify_release(release_dir, input_graph=input_path, key=key, signer_key=signer_key,
                                 input_options={"nodes": nodes} if nodes is not None else None)
+        if as_json:
+            echo_json({"release": str(release_dir), "ok": report.ok, "checks": report.checks,
+                       "problems": report.problems, "recomputed": report.recomputed,
+                       "input_binding_checked": input_path is not None})
+            if not report.ok:
+                raise typer.Exit(1)
+            return 0
         for check in report.checks:
             console.print(f"[green]ok[/]   {check}", highlight=False)
         if input_path is None:

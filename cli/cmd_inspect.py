@@ -83,7 +83,8 @@ def register(app: typer.Typer) -> None:
     def inspect_command(
         path: Optional[Path] = typer.Argument(None, help="Graph file or TU collection directory."),
         fmt: Optional[str] = typer.Option(
-            None, "--format", "-f", help="Input format (default: sniffed): edgelist, csv, tsv, npz, graphml, gml, gexf, pt, tu."
+            None, "--format", "-f", help="Input format (default: sniffed): edgelist, csv, tsv (delimited edge lists), npz, "
+            "graphml, gml, gexf, pt (PyG), tu (TU Dortmund directory), graphdir (directory of graph_NNN files)."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for scripts)."),
         features: Optional[Path] = typer.Option(None, "--features", help="Node-feature file (CSV/npz/npy) joined by node id."),

@@ -60,10 +60,28 @@ def _render(report, what: str, as_json: bool = False) -> None:
         console.print(f"  input-binding key: {report.key_path} (keep it private, outside the release)")
 
 
-def _status(quiet: bool, message: str):
+def _steps(quiet: bool, message: str):
+    """A live line: training steps done, epsilon spent so far, elapsed time (nothing with --json)."""
     import contextlib
 
-    return contextlib.nullcontext() if quiet else console.status(message)
+    @contextlib.contextmanager
+    def live():
+        if quiet:
+            yield None
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}[/] step {task.completed:,}"),
+                      TextColumn("epsilon spent {task.fields[eps]}"), TimeElapsedColumn(), console=console,
+                      transient=True) as bar:
+            task = bar.add_task(message, total=None, eps="-")
+
+            def update(steps: int, eps: float) -> None:
+                bar.update(task, completed=steps, eps=f"{eps:.3f}")
+
+            yield update
+
+    return live()
 
 
 def _read_options(nodes, input_format, features, labels) -> dict:
@@ -105,13 +123,13 @@ def register(app: typer.Typer) -> None:
         check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
         from graphrelease.train import train_model
 
-        with _status(as_json, f"training {method} under {adjacency} adjacency, epsilon={epsilon:g}"):
+        with _steps(as_json, f"training {method} ({adjacency}, epsilon {epsilon:g})") as progress:
             report = train_model(
                 input, out, method=method, task=task, adjacency=adjacency, epsilon=epsilon, delta=delta,
                 accountant=accountant, options=_options(options, seed), force=force,
                 allow_uncertified=allow_uncertified, node_set=node_set,
                 read_options=_read_options(nodes, input_format, features, labels), key_path=key,
-                signing_key=signing_key,
+                signing_key=signing_key, progress=progress,
             )
         _render(report, "model release", as_json)
 
@@ -146,12 +164,12 @@ def register(app: typer.Typer) -> None:
         check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
         from graphrelease.train import embed_release
 
-        with _status(as_json, f"fitting {method} for embeddings, epsilon={epsilon:g}"):
+        with _steps(as_json, f"fitting {method} for embeddings (epsilon {epsilon:g})") as progress:
             report = embed_release(
                 input, out, method=method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
                 options=_options(options, seed), force=force, allow_uncertified=allow_uncertified,
                 node_set=node_set, read_options=_read_options(nodes, input_format, features, labels), key_path=key,
-                signing_key=signing_key,
+                signing_key=signing_key, progress=progress,
             )
         _render(report, "embedding release", as_json)
 
@@ -159,7 +177,9 @@ def register(app: typer.Typer) -> None:
     def predict(
         release: Path = typer.Argument(..., help="A model release written by `graphrelease train`."),
         input: Path = typer.Argument(..., help="Graph to run the released model on (your own data; no budget)."),
-        out: Optional[Path] = typer.Option(None, "--out", help="CSV of node,prediction (u,v,score) to write."),
+        out: Optional[Path] = typer.Option(None, "--out", help="CSV to write: node,prediction; for a link release "
+                                           "u,v,score with score = P(edge) in [0, 1] for gap, the cosine of the "
+                                           "two embeddings in [-1, 1] for relational."),
         pairs: Optional[Path] = typer.Option(None, "--pairs",
                                              help="Link-prediction release: CSV of u,v pairs to score."),
     ) -> None:

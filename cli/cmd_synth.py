@@ -59,7 +59,7 @@ def synth(
                                                            "<out>.key, outside the release)."),
     nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
     node_set: str = typer.Option("declared", "--node-set", help=NODE_SET_HELP),
-    input_format: Optional[str] = typer.Option(None, "--input-format", help="Input format (default: sniffed); "
+    input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed); "
                                                "see `graphrelease inspect --help`."),
     features: Optional[Path] = typer.Option(None, "--features", help="Node features file (CSV/npz/npy) joined "
                                             "by node id."),
@@ -67,7 +67,7 @@ def synth(
     num_nodes: Optional[int] = typer.Option(None, "--num-nodes", help="Node count of the generated graphs "
                                             "(default: the input's)."),
     accountant: str = typer.Option("rdp", "--accountant", help="rdp (default, fast) or pld (tighter, slower)."),
-    fmt: str = typer.Option("csv", "--format", help="Graph file format in the release: csv, npz, graphml."),
+    fmt: str = typer.Option("csv", "--graph-format", help="Graph file format in the release: csv, npz, graphml."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
                                                             "uncertified."),
     options: Optional[List[str]] = typer.Option(None, "--set", help="Generator option KEY=VALUE (repeatable), "
@@ -103,7 +103,7 @@ def sample(
     graphs: int = typer.Option(1, "--graphs", help="Number of graphs to draw."),
     nodes: Optional[int] = typer.Option(None, "--num-nodes", "--nodes", help="Node count of generated graphs."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output directory."),
-    fmt: str = typer.Option("csv", "--format", help="Graph file format: csv, npz, graphml."),
+    fmt: str = typer.Option("csv", "--graph-format", help="Graph file format in the new release: csv, npz, graphml."),
 ) -> None:
     """Draw more graphs from a release without the input (post-processing: no privacy cost)."""
     from graphrelease.synth import sample_release

@@ -39,12 +39,30 @@ def echo_json(payload: dict) -> None:
     typer.echo(json.dumps(clean(payload), indent=2, sort_keys=True))
 
 
+def _route_library_warnings() -> None:
+    """The library's UserWarnings (risky but allowed settings) reach the user as one 'warning:' line."""
+    import warnings
+
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        from graphrelease.errors import ReleaseWarning
+
+        if issubclass(category, ReleaseWarning):
+            err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def run_cli(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run ``app``; print library UserErrors as one line on stderr, without a traceback."""
     from graphrelease.errors import UserError
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     argv = sys.argv[1:] if args is None else list(args)
+    _route_library_warnings()
     try:
         result = app(args=args, standalone_mode=False)
     except UserError as err:

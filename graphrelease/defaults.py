@@ -44,3 +44,24 @@ def check_delta(delta: float | None, *, option: str = "--delta") -> float | None
     if not (0.0 < value < 1.0):
         raise OptionError(f"{option} must be in (0, 1), got {delta!r}")
     return value
+
+
+def warn_if_beside_input(input_path: object, *paths: object) -> None:
+    """Warn when a release or key would be written inside the private input's directory (easy to publish or share
+    together with the data by mistake). The current directory is exempt: that is where people work."""
+    import os
+    import warnings
+    from pathlib import Path
+
+    if not isinstance(input_path, (str, os.PathLike)):
+        return
+    source = Path(input_path).resolve()
+    folder = source if source.is_dir() else source.parent
+    if folder == Path.cwd().resolve():
+        return
+    for p in paths:
+        if p is not None and Path(p).resolve().is_relative_to(folder):
+            from graphrelease.errors import ReleaseWarning
+
+            warnings.warn(f"{p} will be written inside the private input's directory {folder}; keep releases and "
+                          "keys apart from the data they protect", ReleaseWarning, stacklevel=3)

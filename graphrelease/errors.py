@@ -46,3 +46,7 @@ class UncertifiedError(UserError):
 
 class NodeSetError(UserError):
     """The node set would be called public although nobody declared it (it was read off the private edges)."""
+
+
+class ReleaseWarning(UserWarning):
+    """An allowed but risky choice (the CLI prints it as one 'warning:' line)."""

@@ -288,6 +288,9 @@ def synthesize(
     key_file = Path(key_path) if key_path is not None else out.parent / f"{out.name}.key"
     if key_file.resolve().is_relative_to(out.resolve()):
         raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
+    from graphrelease.defaults import warn_if_beside_input
+
+    warn_if_beside_input(input_path_or_data, out, key_file)
     cert = _write_release(out, force=force, graphs=graphs, fitted=fitted, generator=generator, method=method,
                           mode=mode_used, budget=budget, data=data, key_file=key_file, used_seed=seeded,
                           graph_format=graph_format, extra_public=node_public, signer=signer)

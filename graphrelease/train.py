@@ -158,11 +158,28 @@ def fit_model(
                 f"degree is {top}: declare a bound that holds with --set degree_cap={top}, or pass "
                 "--allow-uncertified")
     start = time.perf_counter()
-    model.fit(graph, budget, progress=progress)
+    model.fit(graph, budget, progress=_step_reporter(progress, budget))
     elapsed = time.perf_counter() - start
     spent = 0.0 if budget.is_unlimited else budget.spent_epsilon()
     return ModelRun(model, budget, method, budget.ledger.adjacency.name, float(model.test_accuracy),
                     float(model.train_accuracy), elapsed, float(spent), node_public=node_public, input_graph=graph)
+
+
+def _step_reporter(progress: Callable[..., None] | None, budget: Any) -> Callable[[], None] | None:
+    """The models call ``progress()`` once per step; the caller gets ``progress(steps_done, epsilon_spent)``, with
+    the epsilon recomputed at most twice a second (accounting is not free)."""
+    if progress is None:
+        return None
+    state = {"steps": 0, "eps": 0.0, "at": 0.0}
+
+    def tick() -> None:
+        state["steps"] += 1
+        now = time.perf_counter()
+        if now - state["at"] > 0.5 and not budget.is_unlimited and len(budget.ledger):
+            state["eps"], state["at"] = float(budget.spent_epsilon()), now
+        progress(state["steps"], state["eps"])
+
+    return tick
 
 
 def _class_set_assumption(model: Any, kind: str, declared: Any) -> dict[str, str]:
@@ -288,7 +305,7 @@ def _default_key_path(out_dir: str | Path, key_path: str | Path | None) -> Path:
 
 
 def _preflight(out_dir: str | Path, *, force: bool, epsilon: float, delta: float, key_path: str | Path | None,
-               signing_key: str | Path | None) -> tuple[Path, Any]:
+               signing_key: str | Path | None, source: Any = None) -> tuple[Path, Any]:
     """Everything that can be refused before training: the budget's numbers, an existing --out, the key's place,
     the signing key."""
     from graphrelease.defaults import check_delta, check_epsilon
@@ -305,6 +322,9 @@ def _preflight(out_dir: str | Path, *, force: bool, epsilon: float, delta: float
                 raise OptionError(f"--out {out}: {parent} is a file, not a directory")
             break
     key_file = _default_key_path(out_dir, key_path)
+    from graphrelease.defaults import warn_if_beside_input
+
+    warn_if_beside_input(source, out, key_file)
     signer = None
     if signing_key is not None:
         from graphrelease.privacy.signing import load_private_key
@@ -366,7 +386,7 @@ def train_model(
     if task not in TASKS:
         raise OptionError(f"--task must be one of {TASKS}, got '{task}'")
     key_file, signer = _preflight(out_dir, force=force, epsilon=epsilon, delta=delta, key_path=key_path,
-                                  signing_key=signing_key)
+                                  signing_key=signing_key, source=input_graph)
     from graphrelease.release import ReleaseWriter
 
     extra: dict[str, Any] = {"task": task, "artifact_kind": "model"}
@@ -427,7 +447,7 @@ def embed_release(
             f"--method {method} does not produce DP embeddings; use gap (perturbed aggregates) or dpdgc (noisy Z)"
         )
     key_file, signer = _preflight(out_dir, force=force, epsilon=epsilon, delta=delta, key_path=key_path,
-                                  signing_key=signing_key)
+                                  signing_key=signing_key, source=input_graph)
     from graphrelease.release import ReleaseWriter
 
     run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
@@ -490,6 +510,8 @@ def _predict_pairs(model, graph: Graph, pairs: str | Path | None, out: str | Pat
         raise OptionError(f"cannot read the pairs file '{pairs}': {err.strerror or err}") from err
     p = parse_pairs(text)
     scores = np.asarray(model.score_pairs(graph, p), dtype=np.float64)
+    if type(model).pair_score == "logit":  # a probability reads without knowing the scorer: P(edge) = sigmoid(logit)
+        scores = 1.0 / (1.0 + np.exp(-np.clip(scores, -60.0, 60.0)))
     out_path = None
     if out is not None:
         out_path = Path(out)

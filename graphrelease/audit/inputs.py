@@ -174,15 +174,19 @@ def load_release(source: "str | Path | Graph | GraphCollection | ReleaseInput", 
     return rel
 
 
-def load_original(source: "str | Path | Graph | GraphCollection", *, nodes: "int | str | Path | None" = None
-                  ) -> Graph | GraphCollection:
-    """The private input; ``nodes`` declares an edge list's node set (a count or a node-list file, as for synth)."""
+def load_original(source: "str | Path | Graph | GraphCollection", *, nodes: "int | str | Path | None" = None,
+                  input_format: str | None = None, features: "str | Path | None" = None,
+                  labels: "str | Path | None" = None) -> Graph | GraphCollection:
+    """The private input; ``nodes`` declares an edge list's node set (a count or a node-list file, as for synth);
+    ``input_format``, ``features``, ``labels`` as for :func:`graphrelease.io.read_graph`."""
     if isinstance(source, (Graph, GraphCollection)):
         return source
     path = Path(source)
     if not path.exists():
         raise InputFormatError(f"original input '{path}' does not exist")
-    return _read_graph_file(path, **({} if nodes is None else {"nodes": nodes}))
+    opts = {k: v for k, v in {"nodes": nodes, "fmt": input_format, "features": features, "labels": labels}.items()
+            if v is not None}
+    return _read_graph_file(path, **opts)
 
 
 # ---------------------------------------------------------------------------------------------------- matching

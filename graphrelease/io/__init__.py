@@ -69,8 +69,8 @@ def _read(path: Path, fmt: str, directed: bool | None, opts: dict[str, Any]) -> 
     if fmt in ("edgelist", "csv", "tsv"):
         from graphrelease.io.edgelist import read_edgelist
 
-        if fmt != "edgelist":
-            opts.setdefault("delimiter", "," if fmt == "csv" else "\t")
+        # The extension names a family, not the separator: a ".csv" with semicolons is common (European locales),
+        # so the separator is sniffed from the first data line either way; --delimiter-style options still win.
         return read_edgelist(path, directed=directed, **opts)
     if fmt == "npz":
         from graphrelease.io.npz import read_npz

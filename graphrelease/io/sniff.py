@@ -84,6 +84,13 @@ def sniff_format(path: str | Path) -> str:
             return "tu"
         if graph_files(path):
             return "graphdir"
+        half = sorted(p.name for p in path.glob("*_A.txt"))
+        if len(half) == 1:  # a TU collection with a file missing: name the file
+            base = half[0][: -len("_A.txt")]
+            missing = [f"{base}_{part}.txt" for part in ("graph_indicator",) if not (path / f"{base}_{part}.txt").exists()]
+            if missing:
+                raise InputFormatError(f"{path}: TU Dortmund collection '{base}' lacks {', '.join(missing)} (found "
+                                       f"{half[0]}); every TU collection needs NAME_A.txt and NAME_graph_indicator.txt")
         raise InputFormatError(
             f"{path}: is a directory without a TU Dortmund collection (expected one NAME_A.txt with "
             f"NAME_graph_indicator.txt) or graph_<number>.<ext> files; pass a graph file instead"

@@ -168,6 +168,8 @@ def _sniff_delimiter(first: bytes) -> bytes | None:
         return b";"
     if b"\t" in first:
         return b"\t"
+    if b"|" in first and b" " not in first.strip():  # pipe-separated exports (databases, some SNAP mirrors)
+        return b"|"
     return None
 
 
@@ -234,8 +236,13 @@ def check_rectangular(table: Table, *, min_columns: int, what: str) -> int:
             f"expected {ncols} like the first row"
         )
     if ncols < min_columns:
+        first = table.rows[0][0] if table.rows[0] else b""
+        odd = sorted({chr(c) for c in first if not chr(c).isalnum() and chr(c) not in "-_.+\"'"})
+        hint = (f"; the line holds {', '.join(repr(c) for c in odd)}: separate columns with a comma, semicolon, tab, "
+                "pipe or whitespace" if odd else "")
         raise InputFormatError(
             f"{table.source}, line {table.line_of_row(0)}: {ncols} column(s), expected at least {min_columns} ({what})"
+            f"{hint}"
         )
     if table.delimiter is not None and any(not tok for row in table.rows for tok in row[:min_columns]):
         bad = next(i for i, row in enumerate(table.rows) if any(not tok for tok in row[:min_columns]))

@@ -27,6 +27,9 @@ class PrivateModel(ABC):
     #: Under node adjacency the proof needs every degree <= the ``degree_cap`` option (a declared bound): an input
     #: above it would come out uncertified, which ``train`` checks before training.
     needs_degree_bound_under_node_adjacency: ClassVar[bool] = False
+    #: What ``score_pairs`` returns for link models: ``"logit"`` (``predict`` turns it into a probability) or
+    #: ``"cosine"`` (similarity in [-1, 1]); ``None`` for node models.
+    pair_score: ClassVar[str | None] = None
 
     @abstractmethod
     def fit(self, graph: Graph, budget: "Budget", *, progress: Any = None) -> "PrivateModel":

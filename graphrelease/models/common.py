@@ -60,7 +60,8 @@ def node_split(graph: Graph, *, train: float = 0.5, val: float = 0.25, seed: int
     """
     if graph.labels is None:
         raise GraphValidationError(
-            f"graph '{graph.name}' has no node labels; node classification needs labels (npz 'labels' array)"
+            f"graph '{graph.name}' has no node labels; node classification needs labels (an npz 'labels' array, "
+            "or --labels FILE)"
         )
     if not (0 < train < 1 and 0 <= val < 1 and train + val < 1):
         raise OptionError(f"split fractions must satisfy 0 < train, 0 <= val, train + val < 1; got {train}, {val}")
@@ -100,7 +101,7 @@ def feature_matrix(graph: Graph) -> torch.Tensor:
     feats = graph.dense_features()
     if feats is None:
         return torch.ones(graph.num_nodes, 1)
-    return torch.as_tensor(np.asarray(feats, dtype=np.float32))
+    return torch.as_tensor(np.array(feats, dtype=np.float32))  # a copy: Graph arrays are read-only
 
 
 def row_normalize(x: torch.Tensor) -> torch.Tensor:

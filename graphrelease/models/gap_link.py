@@ -174,6 +174,7 @@ class GAPLink(PrivateModel):
     """GAP aggregates + DP-SGD pair scorer for link prediction (edge adjacency)."""
 
     adjacencies = frozenset({"edge"})
+    pair_score = "logit"
     #: node labels are not used; ``graphrelease.train`` reports the held-out AUC instead
     train_accuracy: float = float("nan")
     test_accuracy: float = float("nan")

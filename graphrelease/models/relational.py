@@ -261,6 +261,7 @@ class RelationalModel(PrivateModel):
     normalised encoder output of a graph's nodes (zero-shot relation prediction on another graph)."""
 
     adjacencies = frozenset({"node", "edge"})
+    pair_score = "cosine"
     #: no node labels are used: accuracies are not defined (``graphrelease.train`` reports them as nan)
     train_accuracy: float = float("nan")
     test_accuracy: float = float("nan")
