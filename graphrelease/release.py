@@ -32,6 +32,7 @@ import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from graphrelease.errors import ReleaseError
@@ -359,3 +360,90 @@ def check_manifest(release_dir: str | Path) -> list[str]:
     if (root / CERTIFICATE).is_file() and cert.get("sha256") != sha256_file(root / CERTIFICATE):
         problems.append(f"{CERTIFICATE}: SHA-256 differs from the manifest (certificate modified)")
     return problems
+
+
+# ------------------------------------------------------------------------------------------- the released method
+#: Where ``synth`` records which generator made a release, its mode and its options.
+GENERATOR_FILE = "model/generator.json"
+#: Where ``train`` / ``embed`` record a model's method and hyper-parameters.
+MODEL_CONFIG = "model/config.json"
+
+
+@dataclass(frozen=True)
+class ReleasedMethod:
+    """The method a release was made with and every option it was made with (none of them private: options are the
+    owner's choices, the seed is never released). ``build()`` gives a fresh, unfitted instance of that exact
+    configuration: what ``sample``, ``predict`` and the canary audit re-fit."""
+
+    name: str
+    kind: str  # "generator" or "model"
+    options: dict[str, Any] = field(default_factory=dict)
+    mode: str | None = None
+
+    def build(self) -> Any:
+        if self.kind == "generator":
+            from graphrelease.generators import GENERATORS
+
+            cls = GENERATORS.get(self.name)
+            kwargs = dict(self.options)
+            if self.mode is not None:
+                kwargs["mode"] = self.mode
+            return cls(**kwargs)
+        from graphrelease.models import MODELS
+
+        return MODELS.get(self.name)(**self.options)
+
+
+def load_method(release_dir: str | Path) -> ReleasedMethod:
+    """The method and released options of a release written by ``synth``, ``train`` or ``embed``."""
+    root = Path(release_dir)
+    if (root / GENERATOR_FILE).is_file():
+        ref = _read_json(root / GENERATOR_FILE)
+        return ReleasedMethod(str(ref.get("method")), "generator", dict(ref.get("options") or {}), ref.get("mode"))
+    if (root / MODEL_CONFIG).is_file():
+        config = _read_json(root / MODEL_CONFIG)
+        name = str(config.get("method"))
+        from dataclasses import fields, is_dataclass
+
+        from graphrelease.models import MODELS
+
+        if name not in MODELS:
+            raise ReleaseError(f"{root / MODEL_CONFIG}: unknown method {name!r}")
+        probe = MODELS.get(name)()
+        names = {f.name for f in fields(probe.config)} if is_dataclass(getattr(probe, "config", None)) else set()
+        options = {k: v for k, v in config.items() if k in names and k != "seed"}
+        return ReleasedMethod(name, "model", options)
+    raise ReleaseError(f"{root}: neither {GENERATOR_FILE} nor {MODEL_CONFIG}; not a release of graphrelease")
+
+
+def load_fitted(release_dir: str | Path) -> tuple[dict[str, Any], Any]:
+    """``(generator.json, the fitted generator)`` of a ``synth`` release: sampling it is post-processing."""
+    import importlib
+
+    root = Path(release_dir)
+    ref_path = root / GENERATOR_FILE
+    try:
+        ref = json.loads(ref_path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ReleaseError(f"{root}: no readable {GENERATOR_FILE}; was it written by `graphrelease synth`?") from err
+    module_name, _, qualname = str(ref.get("fitted_class", "")).partition(":")
+    if not module_name.startswith("graphrelease.generators."):
+        raise ReleaseError(f"{ref_path}: fitted_class {ref.get('fitted_class')!r} is not a graphrelease generator")
+    import graphrelease.generators  # noqa: F401  (registers everything)
+
+    obj: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise ReleaseError(f"{ref_path}: unknown fitted class {ref.get('fitted_class')!r}")
+    return ref, obj.load(root / "model")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ReleaseError(f"{path}: not readable JSON ({err})") from err
+    if not isinstance(data, dict):
+        raise ReleaseError(f"{path}: expected a JSON object")
+    return data

@@ -39,12 +39,12 @@ from typing import Any, Callable
 
 from graphrelease.errors import OptionError, ReleaseError, UncertifiedError
 from graphrelease.graph import Graph, GraphCollection
+from graphrelease.release import GENERATOR_FILE
 
 #: Method used for one input graph when ``method`` is not given (the lead sets it from reports/synth_benchmark.md).
 DEFAULT_SINGLE_GRAPH_METHOD = "dp_dcsbm"
 #: Method used for a collection when ``method`` is not given.
 DEFAULT_COLLECTION_METHOD = "dpgvae"
-GENERATOR_FILE = "model/generator.json"
 
 #: ``progress(stage, done, total, epsilon_spent)``; stages: "fit", "sample", "write".
 ProgressFn = Callable[[str, int, int, float], None]
@@ -257,7 +257,10 @@ def synthesize(
 
     budget = Budget.unlimited(adj, delta=delta) if cls.non_private else Budget(
         epsilon=epsilon, delta=delta, adjacency=adj, accountant=accountant)
-    generator = cls(**_generator_kwargs(cls, mode, seed, options))
+    kwargs = _generator_kwargs(cls, mode, seed, options)
+    generator = cls(**kwargs)
+    # Every option the release was made with, for `sample`, `audit` and a reader (the seed is never released).
+    released_options = {k: v for k, v in kwargs.items() if k not in ("seed", "mode")}
 
     spent = [0.0]
     if progress is not None and not cls.non_private:
@@ -293,7 +296,8 @@ def synthesize(
     warn_if_beside_input(input_path_or_data, out, key_file)
     cert = _write_release(out, force=force, graphs=graphs, fitted=fitted, generator=generator, method=method,
                           mode=mode_used, budget=budget, data=data, key_file=key_file, used_seed=seeded,
-                          graph_format=graph_format, extra_public=node_public, signer=signer)
+                          graph_format=graph_format, extra_public=node_public, signer=signer,
+                          options=released_options)
     if progress is not None:
         progress("write", 1, 1, spent[0])
     spent_eps = 0.0 if cls.non_private or not budget.ledger.entries else budget.spent_epsilon()
@@ -323,7 +327,8 @@ def _write_graphs(w, graphs: list[Graph], graph_format: str) -> list[str]:
 
 def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, generator: Any, method: str,
                    mode: str | None, budget: Any, data: Graph | GraphCollection, key_file: Path, used_seed: bool,
-                   graph_format: str, extra_public: dict | None, signer: Any = None) -> dict:
+                   graph_format: str, extra_public: dict | None, signer: Any = None,
+                   options: dict[str, Any] | None = None) -> dict:
     from graphrelease.privacy.binding import generate_key, input_hmac, write_key
     from graphrelease.privacy.certificate import build_certificate
     from graphrelease.privacy.signing import sign_bytes, signature_statement
@@ -334,7 +339,8 @@ def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, 
         graph_files = _write_graphs(w, graphs, graph_format)
         model_dir = w.path(GENERATOR_FILE).parent
         model_files = [p.relative_to(w.staging_dir).as_posix() for p in fitted.save(model_dir)]
-        w.write_json(GENERATOR_FILE, {"method": method, "mode": mode, "fitted_class": _fitted_ref(fitted)})
+        w.write_json(GENERATOR_FILE, {"method": method, "mode": mode, "fitted_class": _fitted_ref(fitted),
+                                      "options": dict(options or {})})
         released = [*graph_files, *model_files, GENERATOR_FILE]
         # The key reaches the disk only with a finished release: a failed or interrupted run leaves no stray key.
         key = generate_key()
@@ -360,26 +366,6 @@ def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, 
     return holder["cert"]
 
 
-def _load_fitted(release_dir: Path):
-    ref_path = release_dir / GENERATOR_FILE
-    try:
-        ref = json.loads(ref_path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ReleaseError(f"{release_dir}: no readable {GENERATOR_FILE}; was it written by `graphrelease synth`?"
-                           ) from err
-    module_name, _, qualname = str(ref.get("fitted_class", "")).partition(":")
-    if not module_name.startswith("graphrelease.generators."):
-        raise ReleaseError(f"{ref_path}: fitted_class {ref.get('fitted_class')!r} is not a graphrelease generator")
-    import graphrelease.generators  # noqa: F401  (registers everything)
-
-    obj: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            raise ReleaseError(f"{ref_path}: unknown fitted class {ref.get('fitted_class')!r}")
-    return ref, obj.load(release_dir / "model")
-
-
 def sample_release(release_dir: str | Path, num_graphs: int, out: str | Path, *, force: bool = False,
                    num_nodes: int | None = None, graph_format: str = "csv", seed: int | None = None,
                    progress: ProgressFn | None = None) -> SynthResult:
@@ -401,7 +387,9 @@ def sample_release(release_dir: str | Path, num_graphs: int, out: str | Path, *,
     if out.exists() and not force:
         raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
     original = read_release(src)["certificate"]
-    ref, fitted = _load_fitted(src)
+    from graphrelease.release import load_fitted
+
+    ref, fitted = load_fitted(src)
     np_rng, _, used_seed = secure_generator(seed)
     graphs: list[Graph] = []
     for i in range(int(num_graphs)):

@@ -226,3 +226,39 @@ def test_killed_forced_writer_keeps_old_release(tmp_path):
     _start_and_kill(tmp_path, out, "--force")
     assert (out / "old.txt").read_text() == "old"
     assert check_manifest(out) == []
+
+
+def test_release_records_its_method_options_and_the_audit_refits_them(tmp_path):
+    """A release made with non-default options is re-fitted in that configuration by the canary audit."""
+    from graphrelease.audit.inputs import load_release
+    from graphrelease.audit.run import _method_factory, run_audit
+    from graphrelease.io import load_default_graph
+    from graphrelease.release import load_method
+    from graphrelease.synth import synthesize
+
+    cora = load_default_graph()
+    core = cora.induced_subgraph(np.sort(np.argsort(-cora.degrees(), kind="stable")[:200]))
+    out = tmp_path / "rel"
+    synthesize(core, method="dp_dcsbm", epsilon=1.0, out=out,
+               options={"partition": "degree_classes", "num_blocks": 4})
+    method = load_method(out)
+    assert method.name == "dp_dcsbm" and method.kind == "generator"
+    assert method.options == {"partition": "degree_classes", "num_blocks": 4}
+    built = _method_factory(load_release(out))()
+    assert built.partition == "degree_classes" and built.num_blocks == 4
+    res = run_audit(core, [out], tasks=(), attacks=(), canary_runs=4, canary_max_nodes=60)
+    (e,) = res.empirical
+    assert e["runs"] == 4
+
+
+def test_model_release_records_its_options(tmp_path):
+    from graphrelease.io import load_default_graph
+    from graphrelease.release import load_method
+    from graphrelease.train import train_model
+
+    cora = load_default_graph()
+    core = cora.induced_subgraph(np.arange(300))
+    train_model(core, tmp_path / "m", method="dp-mlp", epsilon=1.0, options={"epochs": 3, "hidden": 32})
+    method = load_method(tmp_path / "m")
+    assert method.kind == "model" and method.options["epochs"] == 3 and method.options["hidden"] == 32
+    assert "seed" not in method.options and method.build().config.hidden == 32

@@ -23,7 +23,6 @@ Example
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -246,14 +245,12 @@ def _released_model_scorer(rel: ReleaseInput, original: Graph, result: AuditResu
     """
     if rel.path is None:
         return None
-    from graphrelease.synth import GENERATOR_FILE
+    from graphrelease.release import GENERATOR_FILE, load_fitted
 
     if not (Path(rel.path) / GENERATOR_FILE).is_file():
         return None
-    from graphrelease.synth import _load_fitted
-
     try:
-        _, fitted = _load_fitted(Path(rel.path))
+        _, fitted = load_fitted(Path(rel.path))
     except Exception as err:  # a model we cannot load is reported, the rest of the audit goes on
         result.notes.append(f"{rel.label}: released model not loaded for the membership attack ({err})")
         return None
@@ -266,13 +263,17 @@ def _released_model_scorer(rel: ReleaseInput, original: Graph, result: AuditResu
 
 
 def _method_factory(rel: ReleaseInput) -> Callable[[], Any] | None:
-    """Constructor of the release's method (from its certificate), or None when it is not a registered generator."""
+    """Constructor of the release's method with the options it was made with (``release.load_method``), or None
+    when it is not a registered generator."""
     import inspect
 
     from graphrelease.generators import GENERATORS
+    from graphrelease.release import GENERATOR_FILE, load_method
 
     if rel.method is None or rel.method not in GENERATORS or rel.epsilon is None or rel.delta is None:
         return None
+    if rel.path is not None and (Path(rel.path) / GENERATOR_FILE).is_file():
+        return load_method(rel.path).build
     cls = GENERATORS.get(rel.method)
     kwargs = {}
     if rel.mode and "mode" in inspect.signature(cls.__init__).parameters:
@@ -327,21 +328,15 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
 
 def _model_factory(rel: ReleaseInput) -> Callable[[], Any] | None:
     """Constructor of a model release's method with the released hyper-parameters (``model/config.json``)."""
-    from dataclasses import fields, is_dataclass
-
     from graphrelease.models import MODELS
+    from graphrelease.release import MODEL_CONFIG, load_method
 
     if rel.method is None or rel.method not in MODELS or rel.epsilon is None or rel.delta is None:
         return None
-    cls = MODELS.get(rel.method)
-    config: dict[str, Any] = {}
-    if rel.path is not None and (Path(rel.path) / "model" / "config.json").is_file():
-        config = json.loads((Path(rel.path) / "model" / "config.json").read_text())
-    probe = cls()
-    names = {f.name for f in fields(probe.config)} if is_dataclass(getattr(probe, "config", None)) else set()
-    # the seed is never released (and a seeded re-fit would be uncertified); everything else is the released setting
-    options = {k: v for k, v in config.items() if k in names and k != "seed"}
-    return lambda: cls(**options)
+    if rel.path is not None and (Path(rel.path) / MODEL_CONFIG).is_file():
+        # the seed is never released (a seeded re-fit would be uncertified); everything else is the released setting
+        return load_method(rel.path).build
+    return MODELS.get(rel.method)
 
 
 def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, rel: ReleaseInput, *, runs: int,
