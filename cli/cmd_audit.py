@@ -14,6 +14,12 @@ def register(app: typer.Typer) -> None:
     app.command("audit")(audit)
 
 
+def _quiet():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
 def audit(
     original: Path = typer.Option(..., "--original", help="The private input graph or collection (any readable "
                                                           "format)."),
@@ -97,7 +103,8 @@ def audit(
                            canary_max_graphs=canary_graphs,
                            refit_attack=refit_attack, keys=list(key or ()), allow_mismatch=allow_mismatch,
                            progress=on_stage)
-    written = write_report(result, report, release_dirs=release, plots=not no_plots)
+    with err_console.status("writing the report (plots are drawn with matplotlib)") if not as_json else _quiet():
+        written = write_report(result, report, release_dirs=release, plots=not no_plots)
     if as_json:
         from graphrelease.report.render import render_json
 
