@@ -34,6 +34,7 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 from graphrelease.audit import empirical as emp  # noqa: E402
+from graphrelease.testing import reference_mechanisms as ref  # noqa: E402
 from graphrelease.audit.run import run_audit  # noqa: E402
 from graphrelease.generators import GENERATORS  # noqa: E402
 from graphrelease.io import read_graph  # noqa: E402
@@ -113,18 +114,18 @@ def node_and_graph_rows(model_runs: int, cache: dict) -> list[dict]:
     ref_canary = emp.choose_canary_node(g, np.random.default_rng(2), feature_nonzeros=1)
     gen = GENERATORS.get
     cases = [
-        ("node", "reference class sums + Laplace, eps=1 (honest)", emp.class_sums_train_and_score(1.0), 2000,
+        ("node", "reference class sums + Laplace, eps=1 (honest)", ref.class_sums_train_and_score(1.0), 2000,
          ref_canary),
         ("node", "reference class sums, noise off, claims eps=1 (broken)",
-         emp.class_sums_train_and_score(1.0, noise=False), 2000, ref_canary),
+         ref.class_sums_train_and_score(1.0, noise=False), 2000, ref_canary),
         ("node", "dp-mlp, node adjacency, eps=1", emp.model_train_and_score(mlp, epsilon=1.0, delta=1e-5),
          model_runs, model_canary),
         ("node", "dp-mlp trained without noise, claims eps=1 (broken)",
          emp.model_train_and_score(mlp, epsilon=math.inf, delta=1e-5), 400, model_canary),
-        ("graph", "reference node-count histogram + Laplace, eps=1 (honest)", emp.size_histogram_train_and_score(1.0),
+        ("graph", "reference node-count histogram + Laplace, eps=1 (honest)", ref.size_histogram_train_and_score(1.0),
          2000, None),
         ("graph", "reference node-count histogram, noise off, claims eps=1 (broken)",
-         emp.size_histogram_train_and_score(1.0, noise=False), 2000, None),
+         ref.size_histogram_train_and_score(1.0, noise=False), 2000, None),
         ("graph", "dpgvae mode=graphs, graph adjacency, eps=1 (epochs=5)",
          emp.collection_generator_train_and_score(lambda: gen("dpgvae")(mode="graphs", epochs=5), epsilon=1.0,
                                                   delta=1e-5), model_runs, None),
@@ -159,9 +160,9 @@ def empirical_rows(canary_runs: int, deep_runs: int, cache: dict, deep_modes: tu
     g_deep = small_graph(deep_nodes)
     rows = []
     cases = [
-        ("reference edge RR, eps=1 (honest)", emp.randomized_response_train_and_score(1.0), 1.0, 1e-5),
+        ("reference edge RR, eps=1 (honest)", ref.randomized_response_train_and_score(1.0), 1.0, 1e-5),
         ("reference edge RR, noise off, claims eps=1 (broken)",
-         emp.randomized_response_train_and_score(1.0, noise=False), 1.0, 1e-5),
+         ref.randomized_response_train_and_score(1.0, noise=False), 1.0, 1e-5),
     ]
     RR = GENERATORS.get("randomized_response")
     cases.append(("randomized_response mode=symmetric, eps=1",

@@ -15,11 +15,10 @@ from graphrelease.audit.empirical import (
     epsilon_lower_bound,
     group_guarantee,
     insert_canary_edges,
-    randomized_response_edges,
-    randomized_response_train_and_score,
     run_canary_audit,
 )
 from graphrelease.errors import OptionError
+from graphrelease.testing.reference_mechanisms import randomized_response_edges, randomized_response_train_and_score
 from graphrelease.graph import Graph
 
 
@@ -174,7 +173,8 @@ def test_node_canary_pair_differs_in_one_slot_only(cora_small_labelled):
 
 
 def test_node_audit_flags_noiseless_class_sums(cora_small_labelled):
-    from graphrelease.audit.empirical import class_sums_train_and_score, run_node_canary_audit
+    from graphrelease.audit.empirical import run_node_canary_audit
+    from graphrelease.testing.reference_mechanisms import class_sums_train_and_score
 
     res = run_node_canary_audit(cora_small_labelled, class_sums_train_and_score(1.0, noise=False), runs=400,
                                 delta=1e-5, claimed_epsilon=1.0, rng=np.random.default_rng(11))
@@ -183,7 +183,8 @@ def test_node_audit_flags_noiseless_class_sums(cora_small_labelled):
 
 
 def test_node_audit_honest_class_sums_stays_below_claim(cora_small_labelled):
-    from graphrelease.audit.empirical import choose_canary_node, class_sums_train_and_score, run_node_canary_audit
+    from graphrelease.audit.empirical import choose_canary_node, run_node_canary_audit
+    from graphrelease.testing.reference_mechanisms import class_sums_train_and_score
 
     # One non-zero feature puts the clipped row's whole norm in one Laplace coordinate: the likelihood-ratio attack
     # is then a unit shift of one Laplace(1/eps) variable, and the bound should come close to eps.
@@ -235,7 +236,8 @@ def test_graph_canary_is_a_rare_sized_clique(mutag):
 
 
 def test_graph_audit_reference_histogram_broken_and_honest(mutag):
-    from graphrelease.audit.empirical import run_graph_canary_audit, size_histogram_train_and_score
+    from graphrelease.audit.empirical import run_graph_canary_audit
+    from graphrelease.testing.reference_mechanisms import size_histogram_train_and_score
 
     broken = run_graph_canary_audit(mutag, size_histogram_train_and_score(1.0, noise=False), runs=400, delta=1e-5,
                                     claimed_epsilon=1.0, rng=np.random.default_rng(21))

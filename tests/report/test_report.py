@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphrelease.audit.empirical import randomized_response_train_and_score, run_canary_audit
+from graphrelease.audit.empirical import run_canary_audit
+from graphrelease.testing.reference_mechanisms import randomized_response_train_and_score
 from graphrelease.audit.run import run_audit
 from graphrelease.errors import OptionError, ReleaseError
 from graphrelease.graph import Graph
