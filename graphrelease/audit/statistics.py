@@ -192,7 +192,7 @@ def _four_cliques(graph: Graph, *, per_node: bool, triangles: np.ndarray | None 
     """
     n = graph.num_nodes
     node_counts = np.zeros(n, dtype=np.int64)
-    tri = _oriented_triangles(graph) if triangles is None else triangles
+    tri = oriented_triangles(graph) if triangles is None else triangles
     total = 0
     extend = _CliqueExtender(graph)
     # batches of triangles keep the 4-clique arrays small even when there are tens of millions of them
@@ -226,7 +226,7 @@ def _has_keys(sorted_keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
 _TRIANGLES: dict[int, np.ndarray] = {}
 
 
-def _oriented_triangles(graph: Graph) -> np.ndarray:
+def oriented_triangles(graph: Graph) -> np.ndarray:
     """All triangles as rows ``(a, b, c)`` with ``rank(a) < rank(b) < rank(c)`` (degree rank), each once.
 
     Oriented wedges ``a -> b -> c`` (at most ``m sqrt(2m)`` of them under degree ordering) are closed by testing the
@@ -286,7 +286,7 @@ class _CliqueExtender:
 
 def node_triangles(graph: Graph) -> np.ndarray:
     """Number of triangles through each node."""
-    tri = _oriented_triangles(graph)
+    tri = oriented_triangles(graph)
     return np.bincount(tri.ravel(), minlength=graph.num_nodes).astype(np.int64)
 
 

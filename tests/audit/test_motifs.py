@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from graphrelease.audit import motifs as mo
+from graphrelease.audit import motifs_five as mo5
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
 
@@ -116,9 +117,9 @@ def test_rand_esu_start_node_sampling_is_unbiased() -> None:
     """Averaged over seeded batches, the scaled RAND-ESU counts approach the exact ESU counts (fixed seeds, so the
     check is deterministic; the tolerance is about 3 standard errors of the 24-batch mean)."""
     g = _graph(nx.powerlaw_cluster_graph(150, 3, 0.3, seed=11))
-    eg = mo._esu_graph(g)
-    exact, _ = mo._esu(eg, 1.0, 0)
-    runs = np.array([mo._esu(eg, 0.25, seed)[0] for seed in range(24)])
+    eg = mo5._esu_graph(g)
+    exact, _ = mo5._esu(eg, 1.0, 0)
+    runs = np.array([mo5._esu(eg, 0.25, seed)[0] for seed in range(24)])
     assert abs(runs.sum(axis=1).mean() - exact.sum()) / exact.sum() < 0.12
     big = exact > 0.05 * exact.sum()
     np.testing.assert_allclose(runs.mean(axis=0)[big], exact[big], rtol=0.3)
@@ -166,7 +167,7 @@ def test_lifting_probabilities_sum_to_one_on_real_molecules(data_dir) -> None:
         assert nx.is_connected(nxg)
         sets = np.array([c for c in itertools.combinations(range(g.num_nodes), 5)
                          if nx.is_connected(nxg.subgraph(c))])
-        kind, inv = mo._Lifting5(g)._classify(sets)
+        kind, inv = mo5._Lifting5(g)._classify(sets)
         assert (1.0 / inv).sum() == pytest.approx(1.0, abs=1e-9)
         # the graphlet type from the 10-bit code agrees with networkx isomorphism
         for row, k in zip(sets[:40], kind[:40]):
@@ -182,7 +183,7 @@ def test_lifting_intervals_cover_exact_counts_on_real_graphs(data_dir) -> None:
     lastfm = _top_degree(read_graph(data_dir / "raw" / "lastfm_asia_edges.csv").data, 250)
     for g in (cora, lastfm):
         exact = mo.graphlet_counts(g, sizes=(5,), force="exact").counts[8:]
-        mean, lo, hi, drawn = mo.lifting_counts5(g, time_limit=60.0, confidence=0.999, seed=5, max_samples=120_000)
+        mean, lo, hi, drawn = mo5.lifting_counts5(g, time_limit=60.0, confidence=0.999, seed=5, max_samples=120_000)
         assert drawn == 120_000
         assert np.all((lo <= exact) & (exact <= hi)), [mo.GRAPHLET_NAMES[8 + i] for i in
                                                        np.flatnonzero((lo > exact) | (exact > hi))]
@@ -215,7 +216,7 @@ def test_lifting_rare_graphlet_claims_no_upper_bound() -> None:
     g, _ = Graph.from_edges(n + 5, np.array(edges))
     k5 = 20  # index of the 5-clique among the 21 five-node graphlets
     for seed in range(6):
-        _, lo, hi, drawn = mo.lifting_counts5(g, time_limit=60, confidence=0.95, seed=seed, max_samples=5_000)
+        _, lo, hi, drawn = mo5.lifting_counts5(g, time_limit=60, confidence=0.95, seed=seed, max_samples=5_000)
         assert drawn == 5_000
         assert lo[k5] <= 1.0 <= hi[k5], (seed, lo[k5], hi[k5])
     # the path's graphlet (index 0, a 5-path) is hit in nearly every sample: it keeps a finite interval
