@@ -110,17 +110,17 @@ def audit(
 
         typer.echo(render_json(result.to_dict()), nl=False)
         return 0
-    _print_summary(result)
+    print_summary(result)
     console.print("INTERNAL report (non-private statistics of the input) written to: "
                   + ", ".join(str(p) for p in written), highlight=False)
     return 0
 
 
-def _print_summary(result) -> None:
+def print_summary(result) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from graphrelease.report.render import TABLE1_HEADERS, _eps_cell, fmt, verdict_lines
+    from graphrelease.report.render import TABLE1_HEADERS, eps_cell, fmt, verdict_lines
 
     styles = {"flag": "bold white on red", "lost": "red", "changed": "yellow", "kept": "green", "privacy": "blue"}
     for r in result.verdict.get("releases", []):
@@ -135,7 +135,7 @@ def _print_summary(result) -> None:
             table.add_column(h, justify="left" if h == "release" else "right")
         for row in result.table1:
             table.add_row(row["release"], *[fmt(row.get(k)) for k, _ in TABLE1_HEADERS],
-                          fmt(row.get("mean_relative_error")), _eps_cell(row))
+                          fmt(row.get("mean_relative_error")), eps_cell(row))
         console.print(table)
     rows = [(lab, key, res[key]) for lab, res in result.attacks.items()
             for key in ("link_inference", "membership_adjacency", "membership_model") if key in res]

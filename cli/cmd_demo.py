@@ -26,7 +26,7 @@ def demo(
     from rich.panel import Panel
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cli.cmd_audit import _print_summary
+    from cli.cmd_audit import print_summary
     from graphrelease.demo import run_demo
     from graphrelease.privacy.certificate import human_summary
 
@@ -56,7 +56,7 @@ def demo(
     verdict = "[green]verifies[/]" if result.verify.ok else "[red]DOES NOT VERIFY[/]: " + "; ".join(
         result.verify.problems)
     console.print(f"certificate verify (independent accountant, artifact hashes, input binding): {verdict}")
-    _print_summary(result.audit)
+    print_summary(result.audit)
     console.print("INTERNAL audit report (contains non-private statistics of the input; do not publish): "
                   + ", ".join(str(p) for p in result.report_files), highlight=False)
     return 0 if result.verify.ok else 1

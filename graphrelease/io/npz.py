@@ -31,7 +31,7 @@ _ADJ_KEYS = ("adj_data", "adj_indices", "adj_indptr", "adj_shape")
 _ATTR_KEYS = ("attr_data", "attr_indices", "attr_indptr", "attr_shape")
 
 
-def _get(archive: Mapping[str, np.ndarray], key: str, source: str) -> np.ndarray:
+def array_from_archive(archive: Mapping[str, np.ndarray], key: str, source: str) -> np.ndarray:
     try:
         return archive[key]
     except ValueError as err:  # numpy refuses object arrays when allow_pickle=False
@@ -42,8 +42,8 @@ def _get(archive: Mapping[str, np.ndarray], key: str, source: str) -> np.ndarray
         raise InputFormatError(f"{source}: array '{key}' is corrupt ({err})") from err
 
 
-def _csr(archive: Mapping[str, np.ndarray], keys: tuple[str, ...], source: str) -> sp.csr_matrix:
-    data, indices, indptr, shape = (_get(archive, k, source) for k in keys)
+def csr_from_archive(archive: Mapping[str, np.ndarray], keys: tuple[str, ...], source: str) -> sp.csr_matrix:
+    data, indices, indptr, shape = (array_from_archive(archive, k, source) for k in keys)
     try:
         matrix = sp.csr_matrix((data, indices, indptr), shape=tuple(int(s) for s in shape))
         matrix.check_format(full_check=True)
@@ -68,7 +68,7 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
     keys = set(archive.keys()) if hasattr(archive, "keys") else set(archive)
     notes: list[str] = []
     if set(_ADJ_KEYS) <= keys:
-        adj = _csr(archive, _ADJ_KEYS, source)
+        adj = csr_from_archive(archive, _ADJ_KEYS, source)
         if adj.shape[0] != adj.shape[1]:
             raise InputFormatError(f"{source}: adjacency is {adj.shape[0]}x{adj.shape[1]}, expected square")
         num_nodes = adj.shape[0]
@@ -85,7 +85,7 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
             pairs = pairs[pairs[:, 0] <= pairs[:, 1]]
         directed = not symmetric
     elif "edges" in keys or "edge_index" in keys:
-        raw = _get(archive, "edges" if "edges" in keys else "edge_index", source)
+        raw = array_from_archive(archive, "edges" if "edges" in keys else "edge_index", source)
         if "edge_index" in keys and "edges" not in keys:
             raw = np.asarray(raw).T
         raw = np.asarray(raw)
@@ -95,7 +95,7 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
         if pairs.size and pairs.min() < 0:
             raise InputFormatError(f"{source}: negative node index {int(pairs.min())} in 'edges'")
         if "num_nodes" in keys:
-            num_nodes = int(_get(archive, "num_nodes", source))
+            num_nodes = int(array_from_archive(archive, "num_nodes", source))
             node_set = f"'num_nodes' in {source}"
         else:
             num_nodes = int(pairs.max()) + 1 if pairs.size else 0
@@ -110,9 +110,9 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
         raise GraphValidationError(f"{source}: empty graph (0 nodes)")
     features = None
     if set(_ATTR_KEYS) <= keys:
-        features = _csr(archive, _ATTR_KEYS, source)
+        features = csr_from_archive(archive, _ATTR_KEYS, source)
     elif "attr_matrix" in keys or "features" in keys:
-        features = np.asarray(_get(archive, "attr_matrix" if "attr_matrix" in keys else "features", source))
+        features = np.asarray(array_from_archive(archive, "attr_matrix" if "attr_matrix" in keys else "features", source))
     elif any(k in keys for k in _ATTR_KEYS):
         raise InputFormatError(f"{source}: incomplete feature keys; need all of {', '.join(_ATTR_KEYS)}")
     if features is not None:
@@ -123,10 +123,10 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
             raise GraphValidationError(f"{source}: features contain NaN or infinite values")
     labels = None
     if "labels" in keys:
-        labels = np.asarray(_get(archive, "labels", source))
+        labels = np.asarray(array_from_archive(archive, "labels", source))
         if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
             raise InputFormatError(f"{source}: 'labels' must be a 1-D integer array, got {labels.dtype} {labels.shape}")
-    node_ids = np.asarray(_get(archive, "node_ids", source)) if "node_ids" in keys else None
+    node_ids = np.asarray(array_from_archive(archive, "node_ids", source)) if "node_ids" in keys else None
     try:
         graph, report = Graph.from_edges(
             num_nodes, pairs, features=features, labels=labels, node_ids=node_ids, name=name, directed_input=directed,

@@ -95,7 +95,7 @@ def _is_float(token: bytes) -> bool:
 
 
 def _load_array_file(path: Path, keys: tuple[str, ...]) -> tuple[np.ndarray | None, np.ndarray | sp.csr_matrix]:
-    from graphrelease.io.npz import _csr, _get, load_npz_archive
+    from graphrelease.io.npz import array_from_archive, csr_from_archive, load_npz_archive
 
     if path.suffix == ".npy":
         try:
@@ -107,12 +107,12 @@ def _load_array_file(path: Path, keys: tuple[str, ...]) -> tuple[np.ndarray | No
         return None, values
     with load_npz_archive(path, str(path)) as archive:
         names = set(archive.keys())
-        ids = _get(archive, "ids", str(path)) if "ids" in names else None
+        ids = array_from_archive(archive, "ids", str(path)) if "ids" in names else None
         if keys[0] == "features" and {"attr_data", "attr_indices", "attr_indptr", "attr_shape"} <= names:
-            return ids, _csr(archive, ("attr_data", "attr_indices", "attr_indptr", "attr_shape"), str(path))
+            return ids, csr_from_archive(archive, ("attr_data", "attr_indices", "attr_indptr", "attr_shape"), str(path))
         for key in keys:
             if key in names:
-                return ids, _get(archive, key, str(path))
+                return ids, array_from_archive(archive, key, str(path))
     raise InputFormatError(f"{path}: no array named {' / '.join(keys)} (found: {sorted(names)})")
 
 

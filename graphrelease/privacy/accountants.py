@@ -302,7 +302,7 @@ class RDPAccountant(Accountant):
         entries = _as_entries(entries)
         if not entries:
             return AccountingResult(self.name, 0.0, delta, "rdp: empty ledger")
-        pure = _pure_total(entries)
+        pure = pure_total(entries)
         eps, best = rdp_analysis.rdp_to_epsilon(self.curve(entries), delta, self.orders)
         if pure is not None and pure < eps:
             return AccountingResult(self.name, pure, delta, "pure-dp basic composition (<= rdp)")
@@ -347,7 +347,7 @@ class PLDAccountant(Accountant):
         if composed == "non-private":
             return AccountingResult(self.name, math.inf, delta, "pld: a mechanism has zero noise")
         eps = max(float(composed.get_epsilon_for_delta(delta)), 0.0)
-        pure = _pure_total(entries)
+        pure = pure_total(entries)
         if pure is not None and pure < eps:
             # All entries pure DP: basic composition is also an upper bound and beats discretisation slack.
             return AccountingResult(self.name, pure, delta, "pure-dp basic composition (<= pld)")
@@ -365,7 +365,7 @@ class PLDAccountant(Accountant):
         }
 
 
-def _pure_total(entries: Sequence[LedgerEntry]) -> float | None:
+def pure_total(entries: Sequence[LedgerEntry]) -> float | None:
     """Sum of per-invocation epsilons when every entry is pure DP (laplace/exponential/gumbel_topk), else None."""
     total = 0.0
     for e in entries:

@@ -395,7 +395,7 @@ def independent_rdp_epsilon(ledger: PrivacyLedger, delta: float) -> tuple[float,
     from dp_accounting import NeighboringRelation, dp_event
     from dp_accounting.rdp import rdp_privacy_accountant as dpa
 
-    from graphrelease.privacy.accountants import _pure_total, entry_rdp
+    from graphrelease.privacy.accountants import entry_rdp, pure_total
     from graphrelease.privacy.analysis.rdp import DEFAULT_ORDERS
 
     orders = list(DEFAULT_ORDERS)
@@ -426,12 +426,14 @@ def independent_rdp_epsilon(ledger: PrivacyLedger, delta: float) -> tuple[float,
             event = dp_event.LaplaceDpEvent(1.0 / float(p["epsilon"]))
         if acc is not None:
             acc.compose(event, e.count)
+            # dp-accounting has no public accessor for the RDP curve; summing curves across accountants of different
+            # neighbouring relations (add/remove and replace-one entries in one ledger) needs it.
             total = total + np.asarray(acc._rdp)
         else:
             notes.append(f"{e.stage} ({e.mechanism}): no independent implementation; own RDP analysis used")
             total = total + entry_rdp(e, orders)
     eps, _ = dpa.compute_epsilon(orders, total, delta)
-    pure = _pure_total(ledger.entries)
+    pure = pure_total(ledger.entries)
     if pure is not None:
         eps = min(eps, pure)
     return float(eps), notes

@@ -67,7 +67,7 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _eps_cell(row: dict[str, Any]) -> str:
+def eps_cell(row: dict[str, Any]) -> str:
     eps = row.get("epsilon")
     if eps is None:
         return "-"
@@ -136,7 +136,7 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], 
             ([["original (values)"] + [fmt(orig_stats.get(stat)) for stat in TABLE1_STATS] + ["-", "-"]]
              if orig_stats else [])
             + [[r["release"]] + [fmt(r.get(k)) for k, _ in TABLE1_HEADERS] + [fmt(r.get("mean_relative_error")),
-                                                                               _eps_cell(r)]
+                                                                               eps_cell(r)]
                for r in d["table1"]],
             "First row: the original's values; release rows: " + d["legend"]["table1"]
             + " Mean rel. error: " + d["legend"]["relative_error"],

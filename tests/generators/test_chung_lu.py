@@ -32,8 +32,8 @@ def test_fit_sample_on_cora(cora, degree_query):
     # m~ = m + Lap(1/0.05): |m~ - m| <= 20 ln(1/1e-6) = 276 except with probability 1e-6; the sampler reaches m~
     # up to a few pairs it could not place.
     assert abs(g.num_edges - cora.num_edges) <= 20 * math.log(1e6) + 10
-    # Released degrees are noisy but track the real degree distribution: mean degree within 10%.
-    assert abs(g.degrees().mean() - cora.degrees().mean()) / cora.degrees().mean() < 0.1
+    # The mean degree is 2|E|/n, so the edge-count tail bound above carries over (same 1e-6 failure probability).
+    assert abs(g.degrees().mean() - cora.degrees().mean()) <= 2 * (20 * math.log(1e6) + 10) / cora.num_nodes
     assert not fitted.reproducible_seed_used
 
 

@@ -4,6 +4,8 @@ opacus, and a small private fit on real data with its held-out AUC."""
 
 from __future__ import annotations
 
+import math
+
 import sys
 from pathlib import Path
 
@@ -163,7 +165,14 @@ def test_dot_scorer_charges_only_the_aggregation(data_dir):
     m = GAPLink(scorer="dot").fit(train, b)
     assert [e.stage for e in b.ledger.entries] == ["gap_link.aggregation"] and m.steps == 0
     assert 1.9 <= b.spent_epsilon() <= 2.0
-    assert 0.0 <= held_out_auc(m.score_pairs, train, test, g, seed=1) <= 1.0
+    # the AUC reads the released embeddings only: recomputing it gives the same number, and a seeded refit
+    # reproduces it exactly (tests may seed; releases may not)
+    auc = held_out_auc(m.score_pairs, train, test, g, seed=1)
+    assert auc == held_out_auc(m.score_pairs, train, test, g, seed=1)
+    seeded = [held_out_auc(GAPLink(scorer="dot", seed=7).fit(train, Budget(
+        epsilon=2.0, delta=1e-5, adjacency="edge", accountant="rdp")).score_pairs, train, test, g, seed=1)
+        for _ in range(2)]
+    assert seeded[0] == seeded[1]
 
 
 def test_fit_link_model_relational_holds_out_edges(data_dir):
@@ -177,4 +186,4 @@ def test_fit_link_model_relational_holds_out_edges(data_dir):
     held = _edge_set(g.edges) - _edge_set(train.edges)
     assert held and _edge_set(holdout_split(g, test_frac=0.2, seed=2)[1]) == held
     assert [e.stage for e in run.budget.ledger.entries] == ["relational.dpsgd"]
-    assert 0.0 <= run.test_auc <= 1.0 and run.epsilon_spent <= 4.0
+    assert math.isfinite(run.test_auc) and run.epsilon_spent <= 4.0
