@@ -101,7 +101,7 @@ def sample_100k() -> dict:
     torch.set_num_threads(1)
     sys.path.insert(0, str(ROOT))
     from graphrelease.generators import deep_models as dm
-    from graphrelease.generators.deep_generator import FittedDeep
+    from graphrelease.generators.deep_fitted import FittedDeep
 
     params = dm.init_params(8, gan=False, gen=torch.Generator().manual_seed(0))
     fitted = FittedDeep(params, {"node_counts": {"values": [100_000], "probs": [1.0]},

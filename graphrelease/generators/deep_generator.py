@@ -24,9 +24,7 @@ DP-trained encoder only, i.e. post-processing). The encoder itself is never rele
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 import numpy as np
@@ -35,9 +33,9 @@ import torch
 from graphrelease.errors import BudgetError, GraphValidationError, OptionError
 from graphrelease.generators import deep_models as dm
 from graphrelease.generators import deep_train as dt
-from graphrelease.generators.base import FittedGenerator, GraphGenerator
-from graphrelease.generators.sampling import calibrate_offset, sample_edges
+from graphrelease.generators.base import GraphGenerator
 from graphrelease.graph import Graph, GraphCollection
+from graphrelease.generators.deep_fitted import FittedDeep  # noqa: F401  (releases name it from here too)
 from graphrelease.privacy.ledger import LedgerEntry
 
 MODES = ("auto", "nonprivate", "paper", "edge-tuples", "buckets", "graphs")
@@ -102,88 +100,6 @@ def _share_sigma(share_eps: float, sensitivity: float, delta: float, accountant:
     return _calibrate(lambda c: [_gaussian_entry("share", c, sensitivity, "gaussian")], prior=[],
                       target=share_eps, delta=delta, accountant=accountant, what="a one-shot Gaussian release",
                       rtol=2e-2, max_sigma=1e6)
-
-
-# ------------------------------------------------------------------------------------------------ fitted model
-class FittedDeep(FittedGenerator):
-    """Decoder weights + what sampling needs; everything in it is DP-released, public, or (nonprivate/paper) said
-    otherwise in ``public_assumptions``."""
-
-    def __init__(self, decoder: dict[str, torch.Tensor], config: dict[str, Any],
-                 latents: tuple[torch.Tensor, torch.Tensor] | None = None) -> None:
-        self.decoder = {k: v.detach().clone().float() for k, v in decoder.items() if k.startswith(dm.DEC_PREFIX)}
-        self.config = dict(config)
-        self.latents = latents
-        self.public_assumptions = dict(self.config.get("public_assumptions", {}))
-
-    # sampling is post-processing: only the released decoder, node-count model and edge target are used
-    def _node_count(self, rng: np.random.Generator) -> int:
-        nc = self.config["node_counts"]
-        values, probs = np.asarray(nc["values"], dtype=np.int64), np.asarray(nc["probs"], dtype=np.float64)
-        return int(rng.choice(values, p=probs / probs.sum()))
-
-    def embeddings(self, num_nodes: int, rng: np.random.Generator) -> np.ndarray:
-        """Decoded node embeddings ``f(z)`` for ``num_nodes`` nodes (posterior latents when released, else prior)."""
-        tg = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
-        if self.latents is not None:
-            mu, lv = self.latents
-            n0 = mu.shape[0]
-            idx = torch.arange(n0) if num_nodes == n0 else torch.as_tensor(rng.integers(0, n0, size=num_nodes))
-            z = dm.reparameterize(mu[idx], lv[idx], torch.randn(num_nodes, dm.LATENT, generator=tg))
-        else:
-            z = torch.randn(num_nodes, dm.LATENT, generator=tg)
-        with torch.no_grad():
-            return dm.decode(self.decoder, z).numpy()
-
-    def sample(self, num_graphs: int = 1, *, num_nodes: int | None = None, rng: np.random.Generator | None = None
-               ) -> list[Graph]:
-        if int(num_graphs) < 1:
-            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
-        if num_nodes is not None and int(num_nodes) < 2:
-            raise OptionError(f"num_nodes must be >= 2, got {num_nodes}")
-        rng = rng if rng is not None else np.random.default_rng()
-        bias = float(self.decoder["dec.bias"][0])
-        out = []
-        for g in range(int(num_graphs)):
-            n = int(num_nodes) if num_nodes is not None else self._node_count(rng)
-            emb = self.embeddings(n, rng)
-            density = self.config.get("target_density")
-            offset = 0.0
-            if density is not None:
-                offset = calibrate_offset(emb, bias, float(density) * n * (n - 1) / 2, rng=rng)
-            edges = sample_edges(emb, bias, offset, rng=rng)
-            out.append(Graph(n, edges, name=f"synthetic_{g:03d}"))
-        return out
-
-    def save(self, directory: Path) -> list[Path]:
-        from safetensors.torch import save_file
-
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        tensors = {k: v.contiguous() for k, v in self.decoder.items()}
-        if self.latents is not None:
-            tensors["latent.mu"] = self.latents[0].contiguous().float()
-            tensors["latent.logvar"] = self.latents[1].contiguous().float()
-        weights = directory / "decoder.safetensors"
-        save_file(tensors, str(weights))
-        config = directory / "config.json"
-        config.write_text(json.dumps(self.config, indent=2, sort_keys=True) + "\n")
-        return [weights, config]
-
-    @classmethod
-    def load(cls, directory: Path) -> "FittedDeep":
-        from safetensors.torch import load_file
-
-        directory = Path(directory)
-        try:
-            tensors = load_file(str(directory / "decoder.safetensors"))
-            config = json.loads((directory / "config.json").read_text())
-        except FileNotFoundError as err:
-            raise OptionError(f"{directory} holds no GVAE/GGAN decoder (decoder.safetensors + config.json)") from err
-        latents = None
-        if "latent.mu" in tensors:
-            latents = (tensors.pop("latent.mu"), tensors.pop("latent.logvar"))
-        return cls(tensors, config, latents)
 
 
 # ------------------------------------------------------------------------------------------------- generators

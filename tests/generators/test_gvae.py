@@ -16,7 +16,7 @@ from graphrelease.errors import BudgetError, OptionError
 from graphrelease.generators import deep_models as dm
 from graphrelease.generators import deep_train as dt
 from graphrelease.generators.base import GENERATORS
-from graphrelease.generators.deep_generator import FittedDeep
+from graphrelease.generators.deep_fitted import FittedDeep
 from graphrelease.graph import Graph, GraphCollection
 from graphrelease.io import read_graph
 from graphrelease.privacy.accountants import compute_epsilon
