@@ -64,30 +64,13 @@ def _calibrate(make: Callable[[float], list[LedgerEntry]], *, prior: list[Ledger
                delta: float, accountant: str, what: str, rtol: float = 5e-3,
                max_sigma: float = MAX_NOISE_MULTIPLIER) -> float:
     """Smallest scale ``c`` (noise multiplier) with ``eps(prior + make(c)) <= target``; BudgetError if even
-    ``MAX_NOISE_MULTIPLIER`` does not fit, naming the smallest feasible epsilon for this schedule."""
+    ``max_sigma`` does not fit, naming the smallest feasible epsilon for this schedule."""
+    from graphrelease.privacy.calibration import calibrate
 
     # The search uses the RDP accountant: fast at every sigma, and never tighter than PLD (PRIVACY.md 2.3), so the
     # result also fits a PLD budget (it may leave some of it unspent; the certificate reports what was spent).
-    def eps(c: float) -> float:
-        return _compute_epsilon([*prior, *make(c)], delta, "rdp")
-
-    floor = eps(max_sigma)
-    if floor > target:
-        raise BudgetError(
-            f"epsilon={target:g} cannot be met by {what} (delta={delta:g}): the smallest feasible epsilon for this "
-            f"schedule is {floor:.4g} (noise multiplier capped at {max_sigma:g}); raise --epsilon, or "
-            "lower the epochs / sample rate"
-        )
-    lo, hi = 0.05, max_sigma
-    if eps(lo) <= target:
-        return lo
-    while hi / lo > 1 + rtol:
-        mid = math.sqrt(lo * hi)
-        if eps(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return calibrate(make, target_epsilon=target, delta=delta, accountant="rdp", prior=prior, lo=0.05,
+                     hi=max_sigma, rtol=rtol, what=what)
 
 
 def _gaussian_entry(stage: str, sigma: float, sensitivity: float, proof: str, note: str = "") -> LedgerEntry:
@@ -496,23 +479,12 @@ class DeepGraphGenerator(GraphGenerator):
 
 
 def _max_steps(make: Callable[[int], list[LedgerEntry]], budget, limit: int) -> int:
-    prior = list(budget.ledger.entries)
+    """Largest step count (up to ``limit``) that fits the budget after what it already holds."""
+    from graphrelease.privacy.calibration import calibrate
 
-    def ok(t: int) -> bool:  # RDP (fast, never tighter than PLD): the steps found also fit a PLD budget
-        return _compute_epsilon([*prior, *make(t)], budget.delta, "rdp") <= budget.epsilon
-
-    if not ok(1):
-        return 0
-    lo, hi = 1, limit
-    if ok(hi):
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # RDP (fast, never tighter than PLD): the steps found also fit a PLD budget
+    return int(calibrate(lambda t: make(int(t)), target_epsilon=budget.epsilon, delta=budget.delta,
+                         accountant="rdp", prior=list(budget.ledger.entries), solve="steps", lo=1, hi=limit))
 
 
 def _paper_extras(graph: Graph) -> dict[str, Any]:

@@ -204,20 +204,20 @@ class Budget:
                 return 0
             lo = 1
         hi = st[1]
-        if hi is None:
+        if hi is None:  # bracket the capacity by doubling from what is known to fit (cached between charges)
             hi = max(2, lo * 2)
             while ok(hi):
                 lo, hi = hi, hi * 2
                 if hi > 2**40:
                     st[0] = lo
                     return lo
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if ok(mid):
-                lo = mid
-            else:
-                hi = mid
-        st[0], st[1] = lo, hi
+        from graphrelease.privacy.calibration import calibrate
+
+        # the bracket [lo, hi) is known: the one calibration routine finds the largest count inside it
+        lo = int(calibrate(lambda n: [entry.with_count(int(n))], prior=base,
+                           target_epsilon=self.epsilon * (1 + _TOL), delta=self.delta, accountant=self.accountant,
+                           solve="steps", lo=lo, hi=hi - 1))
+        st[0], st[1] = lo, lo + 1
         return lo
 
     # ----------------------------------------------------------------------------------------------- stage split

@@ -11,13 +11,13 @@ Example
 >>> sigma = calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5, sample_rate=0.01, steps=1000,
 ...                                    accountant="rdp")
 >>> round(sigma, 3)
-1.523
+1.513
 """
 
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from graphrelease.errors import BudgetError, OptionError
 from graphrelease.privacy.accountants import compute_epsilon
@@ -98,6 +98,89 @@ def _check_target(target_epsilon: float, delta: float) -> None:
         raise OptionError(f"delta must be in (0, 1), got {delta!r}")
 
 
+def calibrate(
+    make_entries: Callable[[float], Sequence[LedgerEntry]],
+    *,
+    target_epsilon: float,
+    delta: float,
+    accountant: str = "pld",
+    prior: Iterable[LedgerEntry] = (),
+    solve: str = "noise",
+    lo: float = _MIN_SIGMA,
+    hi: float = _MAX_SIGMA,
+    rtol: float = 1e-3,
+    what: str = "this schedule",
+    start: float = 1.0,
+) -> float:
+    """The one calibration routine: every noise multiplier and step count of the project is solved here.
+
+    ``make_entries(x)`` builds the ledger entries of a run with noise multiplier ``x`` (``solve="noise"``) or ``x``
+    steps (``solve="steps"``); the accountant composes them after ``prior``. Epsilon falls as the noise grows and
+    rises with the steps, so a bisection finds
+
+    * ``solve="noise"``: the smallest ``x`` in ``[lo, hi]`` (to relative precision ``rtol``, geometric bisection)
+      with ``epsilon <= target_epsilon``; the bracket's upper end is returned, so the bound holds exactly. If even
+      ``hi`` does not fit, :class:`BudgetError` names the smallest feasible epsilon (the schedule's epsilon at ``hi``).
+    * ``solve="steps"``: the largest integer ``x`` in ``[lo, hi]`` with ``epsilon <= target_epsilon`` (0 if even
+      ``lo`` steps do not fit).
+
+    The noise search brackets outwards from ``start`` (doubling or halving) before it bisects, so the accountant is
+    never asked about noise levels far from the answer (a PLD grid at a tiny noise multiplier needs tens of GB).
+    """
+    _check_target(target_epsilon, delta)
+    prior = tuple(prior)
+
+    def fits(x: float) -> bool:
+        return compute_epsilon([*prior, *make_entries(x)], delta, accountant) <= target_epsilon
+
+    if solve == "steps":
+        a, limit = max(1, int(lo)), int(hi)
+        if not fits(a):
+            return 0
+        b = min(2 * a, limit)
+        while fits(b):  # doubling from lo: the accountant never sees step counts far beyond the answer
+            if b == limit:
+                return limit
+            a, b = b, min(2 * b, limit)
+        while b - a > 1:  # invariant: fits(a), not fits(b)
+            mid = (a + b) // 2
+            if fits(mid):
+                a = mid
+            else:
+                b = mid
+        return a
+    if solve != "noise":
+        raise OptionError(f"calibrate: solve must be 'noise' or 'steps', got {solve!r}")
+    # Bracket outwards from a moderate noise level: a PLD grid at a tiny noise multiplier needs tens of GB, so the
+    # search only goes where the answer lies.
+    x = min(max(start, lo), hi)
+    if fits(x):
+        up = x
+        down = x / 2.0
+        while down >= lo and fits(down):
+            up, down = down, down / 2.0
+        if down < lo:
+            return up if not fits(lo) else lo
+        a, b = down, up
+    else:
+        a, b = x, min(2.0 * x, hi)
+        while not fits(b):
+            if b >= hi:
+                floor = compute_epsilon([*prior, *make_entries(hi)], delta, accountant)
+                raise BudgetError(
+                    f"epsilon={target_epsilon:g} cannot be met by {what} (delta={delta:g}): the smallest feasible "
+                    f"epsilon is {floor:.4g} (noise multiplier capped at {hi:g}); raise --epsilon, or lower the "
+                    "epochs / sample rate")
+            a, b = b, min(2.0 * b, hi)
+    while b / a > 1.0 + rtol:  # invariant: not fits(a), fits(b)
+        mid = math.sqrt(a * b)
+        if fits(mid):
+            b = mid
+        else:
+            a = mid
+    return b
+
+
 def calibrate_noise_multiplier(
     *,
     target_epsilon: float,
@@ -123,39 +206,13 @@ def calibrate_noise_multiplier(
     BudgetError
         if even ``sigma = 1e4`` exceeds the target (e.g. a prior stage already spent it).
     """
-    _check_target(target_epsilon, delta)
-    prior = tuple(prior)
-    kw = dict(sample_rate=sample_rate, steps=steps, sampling=sampling, neighboring=neighboring,
-              sensitivity=sensitivity, dataset_size=dataset_size, group_size=group_size, accountant=accountant,
-              delta=delta, prior=prior)
-
-    def eps(sigma: float) -> float:
-        return schedule_epsilon(noise_multiplier=sigma, **kw)
-
     if steps == 0:
         return 0.0
-    hi = 1.0
-    while eps(hi) > target_epsilon:
-        hi *= 2.0
-        if hi > _MAX_SIGMA:
-            raise BudgetError(
-                f"no noise multiplier up to {_MAX_SIGMA:g} meets epsilon={target_epsilon} at delta={delta} for "
-                f"{steps} steps at sample_rate={sample_rate}; raise the budget or lower the steps"
-            )
-    lo = hi / 2.0
-    if hi == 1.0:
-        while eps(lo) <= target_epsilon:
-            hi, lo = lo, lo / 2.0
-            if lo < _MIN_SIGMA:
-                return hi
-    # invariant: eps(lo) > target >= eps(hi)
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        if eps(mid) <= target_epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    entry = dict(sample_rate=sample_rate, steps=steps, sampling=sampling, neighboring=neighboring,
+                 sensitivity=sensitivity, dataset_size=dataset_size, group_size=group_size)
+    return calibrate(lambda sigma: [schedule_entry(noise_multiplier=sigma, **entry)], target_epsilon=target_epsilon,
+                     delta=delta, accountant=accountant, prior=prior, rtol=rtol,
+                     what=f"{steps} steps at sample_rate={sample_rate}")
 
 
 def max_steps(
@@ -174,34 +231,10 @@ def max_steps(
     limit: int = 10_000_000,
 ) -> int:
     """Largest number of steps (up to ``limit``) whose epsilon stays within ``target_epsilon`` (0 if none)."""
-    _check_target(target_epsilon, delta)
-    prior = tuple(prior)
-    kw = dict(noise_multiplier=noise_multiplier, sample_rate=sample_rate, sampling=sampling,
-              neighboring=neighboring, sensitivity=sensitivity, dataset_size=dataset_size, group_size=group_size,
-              accountant=accountant, delta=delta, prior=prior)
-
-    def ok(t: int) -> bool:
-        return schedule_epsilon(steps=t, **kw) <= target_epsilon
-
-    if not ok(1):
-        return 0
-    lo, hi = 1, 2
-    while ok(hi):
-        lo, hi = hi, hi * 2
-        if hi > limit:
-            return limit if ok(limit) else _bisect_steps(ok, lo, limit)
-    return _bisect_steps(ok, lo, hi)
-
-
-def _bisect_steps(ok, lo: int, hi: int) -> int:
-    # invariant: ok(lo), not ok(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    entry = dict(noise_multiplier=noise_multiplier, sample_rate=sample_rate, sampling=sampling,
+                 neighboring=neighboring, sensitivity=sensitivity, dataset_size=dataset_size, group_size=group_size)
+    return int(calibrate(lambda t: [schedule_entry(steps=int(t), **entry)], target_epsilon=target_epsilon,
+                         delta=delta, accountant=accountant, prior=prior, solve="steps", lo=1, hi=limit))
 
 
 def smallest_epsilon(
@@ -247,28 +280,10 @@ def calibrate_stage_noise(
         raise OptionError(f"noise_ratio must be > 0 for every stage, got {ratios}")
     specs = [{k: v for k, v in s.items() if k != "noise_ratio"} for s in stages]
 
-    def eps(c: float) -> float:
-        entries = [
-            schedule_entry(noise_multiplier=c * r, **{"stage": f"stage{i}", **s})
-            for i, (r, s) in enumerate(zip(ratios, specs))
-        ]
-        return compute_epsilon([*prior, *entries], delta, accountant)
+    def entries(c: float) -> list[LedgerEntry]:
+        return [schedule_entry(noise_multiplier=c * r, **{"stage": f"stage{i}", **spec})
+                for i, (r, spec) in enumerate(zip(ratios, specs))]
 
-    hi = 1.0
-    while eps(hi) > target_epsilon:
-        hi *= 2.0
-        if hi > _MAX_SIGMA:
-            raise BudgetError(f"no noise scale up to {_MAX_SIGMA:g} meets epsilon={target_epsilon} for these stages")
-    lo = hi / 2.0
-    if hi == 1.0:
-        while eps(lo) <= target_epsilon:
-            hi, lo = lo, lo / 2.0
-            if lo < _MIN_SIGMA:
-                break
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        if eps(mid) <= target_epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return [hi * r for r in ratios]
+    c = calibrate(entries, target_epsilon=target_epsilon, delta=delta, accountant=accountant, prior=prior,
+                  rtol=rtol, what=f"{len(stages)} stages")
+    return [c * r for r in ratios]
