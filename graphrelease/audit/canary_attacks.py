@@ -27,17 +27,14 @@ def canary_scores_from_fitted(fitted: Any, graph: Graph, canaries: np.ndarray, r
                               samples: int = 1) -> np.ndarray:
     """Membership scores of canary pairs from a fitted generator, strongest signal first.
 
-    1. ``fitted.edge_probabilities(pairs)`` when the generator offers it;
-    2. the decoder's inner product ``f(z_u) . f(z_v)`` when it releases per-node embeddings
+    1. the decoder's inner product ``f(z_u) . f(z_v)`` when it releases per-node embeddings
        (``fitted.embeddings(n, rng)``, node order kept), averaged over ``samples`` draws;
-    3. otherwise the share of ``samples`` sampled graphs (with ``graph.num_nodes`` nodes, owner's node order) that
+    2. otherwise the share of ``samples`` sampled graphs (with ``graph.num_nodes`` nodes, owner's node order) that
        contain the pair.
     Everything here reads only the fitted (released) object: it is what an attacker holding the release can do.
     """
     canaries = np.asarray(canaries, dtype=np.int64).reshape(-1, 2)
-    if hasattr(fitted, "edge_probabilities"):
-        return np.asarray(fitted.edge_probabilities(canaries), dtype=np.float64).ravel()
-    if hasattr(fitted, "embeddings") and not _anonymous_nodes(fitted):
+    if type(fitted).releases_embeddings and not _anonymous_nodes(fitted):
         acc = np.zeros(canaries.shape[0])
         for _ in range(samples):
             emb = np.asarray(fitted.embeddings(graph.num_nodes, rng), dtype=np.float64)
@@ -49,7 +46,7 @@ def canary_scores_from_fitted(fitted: Any, graph: Graph, canaries: np.ndarray, r
 def _anonymous_nodes(fitted: Any) -> bool:
     """True for a decoder released without per-node latents: its sampled nodes are exchangeable draws from the
     prior, so node ``i`` of a sample is not the owner's node ``i`` (DPGVAE modes paper, buckets, graphs)."""
-    return hasattr(fitted, "latents") and getattr(fitted, "latents") is None
+    return type(fitted).releases_embeddings and not fitted.has_node_latents
 
 
 def _degree_alignment(base_degrees: np.ndarray, sampled: Graph) -> np.ndarray:
@@ -100,12 +97,11 @@ def edge_canary_attacks(fitted: Any, graph: Graph, canaries: np.ndarray, rng: np
     """
     canaries = np.asarray(canaries, dtype=np.int64).reshape(-1, 2)
     out: dict[str, np.ndarray] = {}
-    if _anonymous_nodes(fitted) and not hasattr(fitted, "edge_probabilities"):
+    if _anonymous_nodes(fitted):
         out["sampled_graphs_degree_aligned"] = _sampled_pair_share(
             fitted, graph, canaries, rng, samples=samples, align=_degrees_without(graph, canaries))
     else:
-        name = ("edge_probability" if hasattr(fitted, "edge_probabilities") else
-                "decoder_inner_product" if hasattr(fitted, "embeddings") else "sampled_graphs")
+        name = "decoder_inner_product" if type(fitted).releases_embeddings else "sampled_graphs"
         out[name] = canary_scores_from_fitted(fitted, graph, canaries, rng, samples=samples)
     density = (getattr(fitted, "config", None) or {}).get("target_density")
     if density is not None:
@@ -145,7 +141,7 @@ def node_canary_model_scores(model: Any, graph: Graph, canary: NodeCanary) -> di
 
     if canary.label < 0:
         raise OptionError("a node canary for a classifier needs a label (the graph has no node labels)")
-    if hasattr(model, "logits"):
+    if type(model).gives_logits:
         with torch.no_grad():
             logits = torch.as_tensor(model.logits(graph), dtype=torch.float64)
         logp = torch.log_softmax(logits, dim=1)[canary.slot]
@@ -236,7 +232,7 @@ def edge_canary_model_scores(model: Any, trained_on: Graph, canaries: np.ndarray
 
     pairs = np.asarray(canaries, dtype=np.int64).reshape(-1, 2)
     view = _released_view(model, trained_on, _without_pairs(trained_on, pairs))
-    if hasattr(model, "score_pairs"):
+    if type(model).pair_score is not None:
         return {"pair_score": np.asarray(model.score_pairs(view, pairs), dtype=np.float64).ravel()}
     try:
         emb = np.asarray(model.embed(view), dtype=np.float64)
@@ -244,7 +240,7 @@ def edge_canary_model_scores(model: Any, trained_on: Graph, canaries: np.ndarray
         emb = None  # DPAR: embeddings of a graph would read its structure at inference; score the classifier
     if emb is not None:
         return {"embedding_cosine": _row_cosine(emb.reshape(emb.shape[0], -1), pairs)}
-    if hasattr(model, "logits"):
+    if type(model).gives_logits:
         with torch.no_grad():
             probs = torch.softmax(torch.as_tensor(model.logits(view), dtype=torch.float64), dim=1).numpy()
         return {"class_agreement": np.einsum("ij,ij->i", probs[pairs[:, 0]], probs[pairs[:, 1]])}
@@ -294,7 +290,7 @@ def graph_canary_attacks(fitted: Any, canary: Graph, rng: np.random.Generator, *
         values, probs = np.asarray(nc["values"]), np.asarray(nc["probs"], dtype=np.float64)
         p = probs[values == canary.num_nodes]
         out["node_count_probability"] = [float(p.sum() / max(probs.sum(), 1e-300))]
-    if hasattr(fitted, "embeddings") and hasattr(fitted, "decoder") and config.get("target_density") is not None:
+    if type(fitted).releases_embeddings and config.get("target_density") is not None:
         from scipy.special import logsumexp
 
         from graphrelease.generators.sampling import calibrate_offset

@@ -254,7 +254,7 @@ def _released_model_scorer(rel: ReleaseInput, original: Graph, result: AuditResu
     except Exception as err:  # a model we cannot load is reported, the rest of the audit goes on
         result.notes.append(f"{rel.label}: released model not loaded for the membership attack ({err})")
         return None
-    if not (hasattr(fitted, "edge_probabilities") or hasattr(fitted, "embeddings")):
+    if not type(fitted).releases_embeddings:
         return None
     from graphrelease.audit.empirical import canary_scores_from_fitted
 

@@ -29,6 +29,15 @@ class FittedGenerator(ABC):
     #: Statistics of the input the generator treats as public (node count under edge adjacency, ...), for the
     #: certificate's ``public_assumptions``.
     public_assumptions: dict[str, str]
+    #: Capabilities an attacker (the audit) may use, declared rather than discovered: ``releases_embeddings``
+    #: means ``embeddings(num_nodes, rng)`` gives decoded per-node embeddings whose inner products score pairs
+    #: (node order kept only when per-node latents are released: ``has_node_latents``).
+    releases_embeddings: ClassVar[bool] = False
+
+    @property
+    def has_node_latents(self) -> bool:
+        """True when sampled node ``i`` is the owner's node ``i`` (per-node latents were released)."""
+        return False
 
     @abstractmethod
     def sample(self, num_graphs: int = 1, *, num_nodes: int | None = None, rng: np.random.Generator | None = None

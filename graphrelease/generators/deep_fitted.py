@@ -19,6 +19,12 @@ from graphrelease.graph import Graph
 
 # ------------------------------------------------------------------------------------------------ fitted model
 class FittedDeep(FittedGenerator):
+    releases_embeddings = True
+
+    @property
+    def has_node_latents(self) -> bool:
+        return self.latents is not None
+
     """Decoder weights + what sampling needs; everything in it is DP-released, public, or (nonprivate/paper) said
     otherwise in ``public_assumptions``."""
 

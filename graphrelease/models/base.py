@@ -30,6 +30,8 @@ class PrivateModel(ABC):
     #: What ``score_pairs`` returns for link models: ``"logit"`` (``predict`` turns it into a probability) or
     #: ``"cosine"`` (similarity in [-1, 1]); ``None`` for node models.
     pair_score: ClassVar[str | None] = None
+    #: ``logits(graph)`` gives per-node class logits (node classifiers whose forward pass can be queried).
+    gives_logits: ClassVar[bool] = False
 
     @abstractmethod
     def fit(self, graph: Graph, budget: "Budget", *, progress: Any = None) -> "PrivateModel":

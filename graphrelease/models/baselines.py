@@ -74,6 +74,7 @@ def _edge_index(graph: Graph) -> torch.Tensor:
 class _Baseline(PrivateModel, NodeModelMixin):
     non_private = True
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
+    gives_logits = True
     kind: str = "mlp"
 
     def __init__(self, **options: Any) -> None:

@@ -158,6 +158,7 @@ class DPAR(PrivateModel, NodeModelMixin):
     """DP-APPR (GM / EM0 / EM1) + MLP classifier on APPR-aggregated features."""
 
     adjacencies = frozenset({"edge", "node"})
+    gives_logits = True
 
     def __init__(self, **options: Any) -> None:
         self.config = DPARConfig(**options)

@@ -85,6 +85,7 @@ class DPMLP(PrivateModel, NodeModelMixin):
     """MLP on node features; DP-SGD under node / k-neighbor adjacency, free under edge adjacency."""
 
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
+    gives_logits = True
 
     def __init__(self, **options: Any) -> None:
         self.config = DPMLPConfig(**options)
