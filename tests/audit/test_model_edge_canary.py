@@ -41,6 +41,9 @@ class AdjacencyReleasingModel:
     """Test-only broken reference: GAP's first hop with the noise switched off and one-hot ``H_0`` — it releases the
     rows of ``A + I`` of the graph it was fitted on (kept, like GAP's aggregates, for that graph object)."""
 
+    pair_score = None  # capabilities a model declares (graphrelease.models.base.PrivateModel)
+    gives_logits = False
+
     def fit(self, graph: Graph, budget: Any) -> "AdjacencyReleasingModel":
         a = graph.to_csr().toarray().astype(np.float64)
         self._cache = (graph, a + np.eye(graph.num_nodes))
@@ -55,6 +58,9 @@ class InferenceReadsGraphModel:
     """Test-only model that learns nothing and whose ``embed`` aggregates the graph it is GIVEN (as a GCN's or DPAR's
     inference does): its fit is perfectly private, so any signal would come from the attack querying the training
     graph."""
+
+    pair_score = None
+    gives_logits = False
 
     def fit(self, graph: Graph, budget: Any) -> "InferenceReadsGraphModel":
         return self
