@@ -78,6 +78,7 @@ from graphrelease.models.common import (
     with_noise,
     write_config,
 )
+from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
 
@@ -96,6 +97,14 @@ class DPDGCConfig:
     val_frac: float = 0.25
     split_seed: int = 0
     seed: int | None = None
+    # Under edge adjacency (features and training labels public) use the public feature prior of models/prior.py:
+    # the X channel reads out-of-fold class probabilities instead of raw X, and DP-Emb's W starts from the prior's
+    # rows (width = classes), so Z = A W starts as the neighbours' class mass. Ignored under k-neighbor / node
+    # adjacency, where features are private.
+    public_prior: bool = True
+    crossfit_folds: int = 5
+    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~.
+    z_inputs: str = "scaled"
 
 
 def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
@@ -130,9 +139,12 @@ def normalized_rows(w: torch.Tensor) -> torch.Tensor:
 class DPEmb(nn.Module):
     """:math:`Z = A\\bar W + b`, then ``selu`` and the frozen random orthonormal projection R to the classes."""
 
-    def __init__(self, num_nodes: int, dim: int, classes: int, generator: torch.Generator) -> None:
+    def __init__(self, num_nodes: int, dim: int, classes: int, generator: torch.Generator,
+                 init: torch.Tensor | None = None) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.randn(num_nodes, dim, generator=generator) / math.sqrt(dim))
+        # `init`: rows from public data only (the prior's class probabilities under edge adjacency).
+        w0 = torch.randn(num_nodes, dim, generator=generator) / math.sqrt(dim) if init is None else init.clone()
+        self.weight = nn.Parameter(w0.float())
         self.bias = nn.Parameter(torch.zeros(dim))
         q, _ = torch.linalg.qr(torch.randn(dim, dim, generator=generator))
         # R: random orthonormal columns, a fixed (non-trainable, data-independent) projection head.
@@ -254,6 +266,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
         self.config = DPDGCConfig(**options)
         self.emb: DPEmb | None = None
         self.classifier: DecoupledClassifier | None = None
+        self.prior: ProbEncoder | None = None
         self.noise_scale = 0.0
         self.z_noise_std = 0.0
         self.kind = "edge"
@@ -289,10 +302,28 @@ class DPDGC(PrivateModel, NodeModelMixin):
         g = group_size_for(kind, k, c.degree_cap)
         dz = z_sensitivity(kind, k, c.degree_cap)
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
+        if c.encoder_epochs == 0:
+            # No DP-Emb training: W keeps its initial rows (random, or the public prior under edge adjacency) and
+            # only the Z release reads the edges. Nothing is charged for a stage that does not run.
+            enc_steps = 0
         cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
-        self.emb = DPEmb(n, c.hidden, self.num_classes, tgen)
-        self.classifier = DecoupledClassifier(self.in_dim, c.hidden, c.hidden, self.num_classes)
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        # Public prior (edge adjacency: features and training labels public, so it costs nothing).
+        self.use_prior = c.public_prior and kind == "edge"
+        xin, x_train, w_init = x, x, None
+        if self.use_prior:
+            prior_cfg = TrainConfig(epochs=max(1, c.epochs), lr=c.lr, batch_size=c.batch_size)
+            self.prior = fit_public_encoder(x, y, tr, hidden=c.hidden, classes=self.num_classes, cfg=prior_cfg,
+                                            generator=tgen)
+            with torch.no_grad():
+                xin = self.prior.embed(x)
+            x_train = out_of_fold_embedding(x, y, tr, xin, folds=c.crossfit_folds, hidden=c.hidden,
+                                            classes=self.num_classes, cfg=prior_cfg, generator=tgen)
+            w_init = xin
+        self.emb_dim = self.num_classes if self.use_prior else c.hidden
+        self.x_dim = self.num_classes if self.use_prior else self.in_dim
+        self.emb = DPEmb(n, self.emb_dim, self.num_classes, tgen, init=w_init)
+        self.classifier = DecoupledClassifier(self.x_dim, self.emb_dim, c.hidden, self.num_classes)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
 
         def z_entry(s: float) -> LedgerEntry:
@@ -311,7 +342,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
                 note=f"group of {g} examples (rows of A) per privacy unit, super-example bound",
                 clipped_sum=dp_emb_clipped_sum(self.emb, c.chunk_size),
             )
-            entries = lambda s: [with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps), z_entry(s)]  # noqa: E731
+            entries = lambda s: ([with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps)] if enc_steps else []  # noqa: E731
+                                 ) + [z_entry(s)]
             cls_scale = None
             if cls_private:
                 neighboring = "replace_one" if kind == "k-neighbor" else "add_remove"
@@ -339,7 +371,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
         # 1. DP-Emb
         if private:
             self.emb.train()
-            run_dpsgd(enc_trainer, (nb_idx[tr], nb_mask[tr], y[tr]), enc_steps, progress)
+            if enc_steps:
+                run_dpsgd(enc_trainer, (nb_idx[tr], nb_mask[tr], y[tr]), enc_steps, progress)
         else:
             def emb_loss(module, idx):
                 return nn.functional.cross_entropy(module(nb_idx[tr[idx]], nb_mask[tr[idx]]), y[tr[idx]])
@@ -351,21 +384,36 @@ class DPDGC(PrivateModel, NodeModelMixin):
             budget.charge(z_entry(scale))
         z = self._noisy_z(adj, tgen)
         self._cache = (graph, z)
-        # The classifier sees row-normalised Z~ (post-processing of the release): at small epsilon the noise
-        # dominates Z~'s scale and unnormalised inputs of norm ~ sigma_z * sqrt(d) would swamp the X channel.
-        zin = row_normalize(z)
+        zin = self._z_input(z)
         # 3. classifier
         if cls_private:
             self.classifier.train()
             run_dpsgd(cls_trainer, (x[tr], zin[tr], y[tr]), cls_steps, progress)
         else:
             def cls_loss(module, idx):
-                return nn.functional.cross_entropy(module((x[tr[idx]], zin[tr[idx]])), y[tr[idx]])
+                return nn.functional.cross_entropy(module((x_train[tr[idx]], zin[tr[idx]])), y[tr[idx]])
 
             train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
         return self
+
+    def _z_input(self, z: torch.Tensor) -> torch.Tensor:
+        """What the classifier reads of the release Z~ (post-processing). Unnormalised Z~ has norm ~sigma_z sqrt(d)
+        at small epsilon and swamped the X channel (commit 1675787); both options keep it O(1) per coordinate,
+        "scaled" without discarding how far a row stands above the noise."""
+        if self.config.z_inputs == "scaled":
+            return z / max(float(self.z_noise_std), 1.0)
+        return row_normalize(z)
+
+    def _x_input(self, graph: Graph) -> torch.Tensor:
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"dpdgc: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        if self.prior is not None:
+            with torch.no_grad():
+                return self.prior.embed(x)
+        return x
 
     @torch.no_grad()
     def _noisy_z(self, adj, generator: torch.Generator) -> torch.Tensor:
@@ -393,11 +441,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
     @torch.no_grad()
     def predict(self, graph: Graph) -> np.ndarray:
         z = self._z_for(graph)
-        x = feature_matrix(graph)
-        if x.shape[1] != self.in_dim:
-            raise OptionError(f"dpdgc: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
         assert self.classifier is not None
-        return self.classifier((x, row_normalize(z))).argmax(dim=1).numpy()
+        return self.classifier((self._x_input(graph), self._z_input(z))).argmax(dim=1).numpy()
 
     def embed(self, graph: Graph) -> np.ndarray:
         """The released :math:`\\tilde Z` (one row per node)."""
@@ -407,23 +452,35 @@ class DPDGC(PrivateModel, NodeModelMixin):
         assert self.emb is not None and self.classifier is not None
         cfg = {
             "method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, "num_nodes": self.num_nodes,
-            "adjacency": self.kind, "z_noise_std": self.z_noise_std, **config_dict(self.config),
+            "adjacency": self.kind, "z_noise_std": self.z_noise_std, "use_prior": self.prior is not None,
+            **config_dict(self.config),
         }
         cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"emb": self.emb, "classifier": self.classifier}),
+        mods: dict[str, nn.Module] = {"emb": self.emb, "classifier": self.classifier}
+        if self.prior is not None:
+            mods["prior"] = self.prior
+        return [save_module(directory, "weights", mods),
                 write_config(directory, cfg)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
-        model = cls(**{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__})
+        legacy = {"z_inputs": "rownorm"}  # releases from before issue #17 fed row-normalised Z~
+        model = cls(**{**legacy, **{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__}})
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         model.num_nodes, model.kind = int(config["num_nodes"]), str(config.get("adjacency", "edge"))
         model.z_noise_std = float(config.get("z_noise_std", 0.0))
         tensors = load_tensors(Path(directory) / "weights.safetensors")
-        model.emb = DPEmb(model.num_nodes, c.hidden, model.num_classes, torch.Generator().manual_seed(0))
+        prior = bool(config.get("use_prior", False))
+        width = model.num_classes if prior else c.hidden
+        if prior:
+            model.prior = ProbEncoder(model.in_dim, c.hidden, model.num_classes)
+            model.prior.load_state_dict(split_state(tensors, "prior"))
+            model.prior.eval()
+        model.emb = DPEmb(model.num_nodes, width, model.num_classes, torch.Generator().manual_seed(0))
         model.emb.load_state_dict(split_state(tensors, "emb"))
-        model.classifier = DecoupledClassifier(model.in_dim, c.hidden, c.hidden, model.num_classes)
+        model.classifier = DecoupledClassifier(model.num_classes if prior else model.in_dim, width, c.hidden,
+                                               model.num_classes)
         model.classifier.load_state_dict(split_state(tensors, "classifier"))
         model.emb.eval()
         model.classifier.eval()

@@ -170,7 +170,7 @@ def test_fit_edge_and_prediction_uses_released_z(data_dir):
     assert [e.stage for e in b.ledger] == ["dpdgc.dp_emb.dpsgd", "dpdgc.z_release"]
     assert b.spent_epsilon() <= 1.0
     z1, z2 = m.embed(g), m.embed(g)
-    assert np.array_equal(z1, z2) and z1.shape == (g.num_nodes, m.config.hidden)
+    assert np.array_equal(z1, z2) and z1.shape == (g.num_nodes, m.emb_dim)
     assert len(b.ledger) == 2  # no charge at inference
 
 
@@ -183,3 +183,15 @@ def test_fit_k_neighbor_group_size(data_dir):
     assert z.sensitivity == pytest.approx(math.sqrt(30))
     assert cls.stage == "dpdgc.classifier.dpsgd"
     assert b.spent_epsilon() <= 16.0
+
+
+def test_edge_prior_without_dp_emb_training_charges_only_z(data_dir):
+    """encoder_epochs=0 with the public prior (edge adjacency): W starts at the prior's unit rows, no DP-SGD step
+    runs, so the ledger holds the Z release alone and it spends the whole budget."""
+    g = small_cora(data_dir, n=300)
+    b = Budget(epsilon=2.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    m = DPDGC(encoder_epochs=0, epochs=5).fit(g, b)
+    assert [e.stage for e in b.ledger] == ["dpdgc.z_release"]
+    assert 0.9 * 2.0 <= b.spent_epsilon() <= 2.0
+    assert m.prior is not None and m.emb.weight.shape[1] == m.num_classes
+    assert float(m.emb.weight.detach().norm(dim=1).max()) <= 1.0 + 1e-6
