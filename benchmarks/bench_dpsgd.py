@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphrelease.dpsgd import FlatClipping, clipped_grad_sum  # noqa: E402
 from graphrelease.dpsgd.examples import DenseGCN, graph_examples, pad_graphs  # noqa: E402
+from graphrelease.dpsgd.ghost import ghost_clipped_sum  # noqa: E402
 from graphrelease.io import read_graph  # noqa: E402
 
 DATA = Path(os.environ.get("GRAPHRELEASE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -123,6 +124,49 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
             opacus_step()
 
     rows.append(row("MLP opacus: GradSampleModule + DPOptimizer.step", batch, timed(opacus_quiet, repeats), base))
+
+    # Ghost clipping with book-keeping (graphrelease.dpsgd.ghost): the clipped sum, then a whole step (sum +
+    # gradient assignment + SGD update, noise 0) to compare with opacus' steps, which include their update.
+    def batch_loss(m, b):
+        return torch.nn.functional.cross_entropy(m(b[0]), b[1], reduction="none")
+
+    ghost_model = make()
+    ghost_opt = torch.optim.SGD(ghost_model.parameters(), lr=0.0)
+    named = dict(ghost_model.named_parameters())
+
+    def ghost_sum():
+        return ghost_clipped_sum(ghost_model, batch_loss, (x, y), all_idx, clip)
+
+    def ghost_step():
+        summed = ghost_sum()
+        ghost_opt.zero_grad(set_to_none=True)
+        for name, total in summed.items():
+            named[name].grad = (total / batch).to(torch.float32)
+        ghost_opt.step()
+
+    rows.append(row("MLP engine: ghost clipping (book-keeping) clip + sum", batch, timed(ghost_sum, repeats), base))
+    rows.append(row("MLP engine step: ghost clip + sum + SGD update", batch, timed(ghost_step, repeats), base))
+
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.optimizers import DPOptimizerFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fgc = GradSampleModuleFastGradientClipping(make(), max_grad_norm=1.0, use_ghost_clipping=True)
+        fopt = DPOptimizerFastGradientClipping(torch.optim.SGD(fgc.parameters(), lr=0.0), noise_multiplier=0.0,
+                                               max_grad_norm=1.0, expected_batch_size=batch)
+        floss = DPLossFastGradientClipping(fgc, fopt, torch.nn.CrossEntropyLoss())
+
+    def opacus_ghost():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fopt.zero_grad()
+            floss(fgc(x), y).backward()
+            fopt.step()
+
+    rows.append(row("MLP opacus ghost clipping: GradSampleModuleFastGradientClipping + step", batch,
+                    timed(opacus_ghost, repeats), base))
     # Reference for the memory-bound part: writing one buffer the size of all per-example gradients.
     n_params = sum(p.numel() for p in model.parameters())
     fill = timed(lambda: torch.empty(batch, n_params).fill_(1.0), repeats)
@@ -198,6 +242,12 @@ def render(rows: list[dict], repeats: int, command: str) -> str:
         "- *opacus*: `GradSampleModule` per-sample hooks + `DPOptimizer.step` with noise 0 (per-sample gradients, "
         "clipping, summation and the SGD update). Opacus is only a reference on the MLP: its hooks are wrong on "
         "message-passing layers (PRIVACY.md section 3).",
+        "- *ghost*: `graphrelease.dpsgd.ghost.ghost_clipped_sum`: per-example gradient norms from each linear "
+        "layer's inputs and output gradients (one forward + one backward), then the clipped sum as one weighted "
+        "product per layer (book-keeping, no second backward, no per-example gradients); the *step* row adds the "
+        "gradient assignment and the SGD update. *opacus ghost clipping*: opacus' fastest clipping mode "
+        "(`GradSampleModuleFastGradientClipping(use_ghost_clipping=True)` + `DPOptimizerFastGradientClipping` + "
+        "`DPLossFastGradientClipping`, noise 0), which needs a second backward.",
     ]
     if notes:
         lines += ["", "Notes: " + "; ".join(notes) + "."]
@@ -206,7 +256,7 @@ def render(rows: list[dict], repeats: int, command: str) -> str:
         "Reading the figures: the MLP's first layer has 1433 x 64 weights, so a batch of per-example gradients is "
         "a buffer of the size in the *reference* row; on this shared machine merely writing that buffer costs a "
         "large part of the engine's time, i.e. the MLP ratio is set by memory traffic, not by `vmap` overhead "
-        "(ghost clipping, which never materialises per-example gradients, would be the next step). The GCN on "
+"(ghost clipping, rows *ghost*, never materialises them and is what DP-MLP, GAP and DPDGC use). The GCN on "
         "small graphs has few parameters, so per-example gradients over the padded batch cost about twice a plain "
         "step; the list layout pays Python overhead per graph and is kept for examples whose sizes are too skewed "
         "to pad. Runs on this 2-core machine shared by eight jobs vary by up to 2-3x between invocations; compare "

@@ -256,6 +256,12 @@ def _xz_example_loss(model_fn, example):
     return nn.functional.cross_entropy(model_fn((x.unsqueeze(0), z.unsqueeze(0))), y.unsqueeze(0))
 
 
+def _xz_batch_loss(module, batch):
+    """Per-example losses of a batch, for the engine's ghost-clipping path (all classifier layers are linear)."""
+    x, z, y = batch
+    return nn.functional.cross_entropy(module((x, z)), y, reduction="none")
+
+
 @MODELS.register("dpdgc")
 class DPDGC(PrivateModel, NodeModelMixin):
     """DPDGC under edge, k-neighbor and node adjacency."""
@@ -350,7 +356,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
                 cls_trainer = make_dpsgd_trainer(
                     self.classifier, _xz_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots,
                     noise_multiplier=1.0, stage="dpdgc.classifier.dpsgd", rng=rng, noise_generator=tgen,
-                    neighboring=neighboring, proof="dpdgc-classifier",
+                    neighboring=neighboring, proof="dpdgc-classifier", batch_loss=_xz_batch_loss,
                 )
                 cls_t = cls_trainer.ledger_entry(1)
                 # Budget allocation: the topology stages (DP-Emb + Z, whose group-level cost grows with g) get

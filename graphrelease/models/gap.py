@@ -85,6 +85,7 @@ from graphrelease.models.common import (
     with_noise,
     write_config,
 )
+from graphrelease.models.mlp import node_batch_loss
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
@@ -294,10 +295,12 @@ class GAP(PrivateModel, NodeModelMixin):
             enc_trainer = make_dpsgd_trainer(
                 self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
+                batch_loss=node_batch_loss,
             )
             cls_trainer = make_dpsgd_trainer(
                 self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
+                batch_loss=node_batch_loss,
             )
             enc_t, cls_t = enc_trainer.ledger_entry(1), cls_trainer.ledger_entry(1)
             scale = calibrate_common_noise(
