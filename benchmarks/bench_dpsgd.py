@@ -57,6 +57,20 @@ def timed(fn, repeats: int) -> list[float]:
     return out
 
 
+def timed_interleaved(fns: dict, repeats: int) -> dict[str, list[float]]:
+    """``timed`` for several workloads in round-robin order, so that each sees the same share of a shared
+    machine's load swings (separately timed blocks differed by 2-3x between neighbouring rows)."""
+    for fn in fns.values():
+        fn()  # warm-up
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            out[k].append(time.perf_counter() - t0)
+    return out
+
+
 def row(name: str, batch: int, times: list[float], base: float | None) -> dict:
     med = statistics.median(times)
     return {
@@ -97,10 +111,6 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
         clipped_grad_sum(model, loss, (x, y), all_idx, clip, chunk_size=256)
 
     rows = []
-    t_plain = timed(plain, repeats)
-    base = statistics.median(t_plain)
-    rows.append(row("MLP plain minibatch step (no per-example grads)", batch, t_plain, None))
-    rows.append(row("MLP engine: vmap(grad) + clip + sum", batch, timed(engine, repeats), base))
 
     import warnings
 
@@ -123,7 +133,6 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
             warnings.simplefilter("ignore")
             opacus_step()
 
-    rows.append(row("MLP opacus: GradSampleModule + DPOptimizer.step", batch, timed(opacus_quiet, repeats), base))
 
     # Ghost clipping with book-keeping (graphrelease.dpsgd.ghost): the clipped sum, then a whole step (sum +
     # gradient assignment + SGD update, noise 0) to compare with opacus' steps, which include their update.
@@ -144,8 +153,6 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
             named[name].grad = (total / batch).to(torch.float32)
         ghost_opt.step()
 
-    rows.append(row("MLP engine: ghost clipping (book-keeping) clip + sum", batch, timed(ghost_sum, repeats), base))
-    rows.append(row("MLP engine step: ghost clip + sum + SGD update", batch, timed(ghost_step, repeats), base))
 
     from opacus.grad_sample import GradSampleModuleFastGradientClipping
     from opacus.optimizers import DPOptimizerFastGradientClipping
@@ -165,8 +172,16 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
             floss(fgc(x), y).backward()
             fopt.step()
 
+    t = timed_interleaved({"plain": plain, "engine": engine, "opacus": opacus_quiet, "ghost_sum": ghost_sum,
+                           "ghost_step": ghost_step, "opacus_ghost": opacus_ghost}, repeats)
+    base = statistics.median(t["plain"])
+    rows.append(row("MLP plain minibatch step (no per-example grads)", batch, t["plain"], None))
+    rows.append(row("MLP engine: vmap(grad) + clip + sum", batch, t["engine"], base))
+    rows.append(row("MLP opacus: GradSampleModule + DPOptimizer.step", batch, t["opacus"], base))
+    rows.append(row("MLP engine: ghost clipping (book-keeping) clip + sum", batch, t["ghost_sum"], base))
+    rows.append(row("MLP engine step: ghost clip + sum + SGD update", batch, t["ghost_step"], base))
     rows.append(row("MLP opacus ghost clipping: GradSampleModuleFastGradientClipping + step", batch,
-                    timed(opacus_ghost, repeats), base))
+                    t["opacus_ghost"], base))
     # Reference for the memory-bound part: writing one buffer the size of all per-example gradients.
     n_params = sum(p.numel() for p in model.parameters())
     fill = timed(lambda: torch.empty(batch, n_params).fill_(1.0), repeats)
@@ -220,7 +235,8 @@ def render(rows: list[dict], repeats: int, command: str) -> str:
         "",
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()} (2 cores shared with other "
         f"jobs; load average at the end {load:.1f}), Python {platform.python_version()}, torch {torch.__version__}, "
-        f"one thread, float32. Each figure is the median of {repeats} timed runs after one untimed warm-up. "
+        f"one thread, float32. Each figure is the median of {repeats} timed runs after one untimed warm-up (the MLP "
+        "workloads are timed round-robin, one run of each in turn, so they share the machine's load swings). "
         "Throughput = examples per second for one batch; ratio = time / time of the plain step on the same batch.",
         "",
         "| workload | batch | median (ms) | min / max (ms) | examples/s | ratio to plain |",
