@@ -123,18 +123,25 @@ class GAPConfig:
     # What the classifier reads of hop k >= 1: "scaled" = the noisy aggregate A H + N divided by max(sigma, 1)
     # (keeps the magnitude, i.e. how much neighbour mass backs the direction); "rownorm" = the next hop's input.
     hop_inputs: str = "scaled"
+    # "gaussian": rows of L2 norm <= 1, Gaussian noise (sensitivity sqrt 2 per edge). "laplace": rows of L1 norm
+    # <= 1, Laplace noise (L1 sensitivity 2 per edge, pure DP). For probability / one-hot rows (L1 = 1) Laplace
+    # needs about half the noise std at epsilon 1 (scale 2 vs sigma 5.75 per coordinate, delta 1e-5).
+    noise: str = "gaussian"
 
 
+NOISES = ("gaussian", "laplace")
 HOP0 = ("probs", "embedding", "labels")
 HOP_INPUTS = ("scaled", "rownorm")
 
 
-def aggregation_sensitivity(kind: str, degree_cap: int) -> float:
-    """L2 sensitivity of one hop :math:`A_w H` (rows of H of norm <= 1, weights in [0, 1])."""
+def aggregation_sensitivity(kind: str, degree_cap: int, noise: str = "gaussian") -> float:
+    """Sensitivity of one hop :math:`A_w H` (weights in [0, 1]): L2 with rows of L2 norm <= 1 (``gaussian``), L1
+    with rows of L1 norm <= 1 (``laplace``: the two (edge) or 1 + D (node) changed rows add up in L1)."""
+    l1 = noise == "laplace"
     if kind == "edge":
-        return float(np.sqrt(2.0))
+        return 2.0 if l1 else float(np.sqrt(2.0))
     if kind == "node":
-        return float(np.sqrt(degree_cap**2 + degree_cap))
+        return float(2 * degree_cap) if l1 else float(np.sqrt(degree_cap**2 + degree_cap))
     raise OptionError(f"GAP has no aggregation analysis for adjacency '{kind}' (use edge or node)")
 
 
@@ -153,9 +160,23 @@ def aggregate_once(adj: sp.csr_matrix, h: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(adj @ h.double().numpy())
 
 
+def l1_normalize(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to L1 norm <= 1 exactly (zero rows stay zero), with the same float guard as row_normalize."""
+    out = x / x.abs().sum(dim=-1, keepdim=True).clamp_min(1e-12)
+    over = out.abs().sum(dim=-1, keepdim=True)
+    return torch.where(over > 1.0, out / over, out)
+
+
+def laplace_like(shape, scale: float, generator: torch.Generator | None) -> torch.Tensor:
+    """Float64 Laplace(0, scale) noise from ``generator``: the difference of two independent Exp(1) draws."""
+    e1 = torch.empty(shape, dtype=torch.float64).exponential_(generator=generator)
+    e2 = torch.empty(shape, dtype=torch.float64).exponential_(generator=generator)
+    return float(scale) * (e1 - e2)
+
+
 def perturbed_hops(
     adj: sp.csr_matrix, h0: torch.Tensor, hops: int, noise_std: float, generator: torch.Generator | None,
-    inputs: str = "rownorm",
+    inputs: str = "rownorm", noise: str = "gaussian",
 ) -> list[torch.Tensor]:
     """:math:`H_1..H_K`, each ``rownorm(A_w H_{k-1} + N(0, noise_std^2))``, noise drawn in float64.
 
@@ -164,13 +185,17 @@ def perturbed_hops(
     release, post-processed differently for the classifier (row normalisation of a noise-dominated row throws
     away how far the signal stands above the noise).
     """
-    out, h = [], h0
+    # ``noise="laplace"``: rows are L1-normalised before every hop and ``noise_std`` is the Laplace scale b.
+    norm = l1_normalize if noise == "laplace" else row_normalize
+    out, h = [], norm(h0)
     for _ in range(hops):
         agg = aggregate_once(adj, h)
-        if noise_std > 0:
+        if noise_std > 0 and noise == "laplace":
+            agg = agg + laplace_like(agg.shape, noise_std, generator)
+        elif noise_std > 0:
             agg = agg + torch.normal(0.0, float(noise_std), size=agg.shape, generator=generator, dtype=torch.float64)
-        h = row_normalize(agg).float()
-        out.append((agg / max(float(noise_std), 1.0)).float() if inputs == "scaled" else h)
+        h = norm(agg).float()
+        out.append((agg / max(float(noise_std), 1.0)).float() if inputs == "scaled" else row_normalize(agg).float())
     return out
 
 
@@ -231,6 +256,8 @@ class GAP(PrivateModel, NodeModelMixin):
             raise OptionError(f"--hops must be >= 1, got {self.config.hops}")
         if self.config.hop0 not in HOP0:
             raise OptionError(f"--hop0 must be one of {HOP0}, got '{self.config.hop0}'")
+        if self.config.noise not in NOISES:
+            raise OptionError(f"--noise must be one of {NOISES}, got '{self.config.noise}'")
         if self.config.hop_inputs not in HOP_INPUTS:
             raise OptionError(f"--hop-inputs must be one of {HOP_INPUTS}, got '{self.config.hop_inputs}'")
         self.encoder: Encoder | ProbEncoder | None = None
@@ -273,7 +300,7 @@ class GAP(PrivateModel, NodeModelMixin):
         self.in_dim = x.shape[1]
         tr = as_index(split.train)
         n_tr = tr.numel()
-        sens = aggregation_sensitivity(kind, c.degree_cap)
+        sens = aggregation_sensitivity(kind, c.degree_cap, c.noise)
         rounds = c.attention_rounds if c.aggregation == "attention" else 1
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
         cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
@@ -284,6 +311,12 @@ class GAP(PrivateModel, NodeModelMixin):
         cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
 
         def agg_entry(s: float) -> LedgerEntry:
+            if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
+                return LedgerEntry(
+                    mechanism="laplace", stage=f"gap.aggregation.{c.aggregation}", params={"epsilon": 1.0 / s},
+                    count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
+                    note=f"K={c.hops} hops x {rounds} round(s), rows L1-normalised, weights in [0,1], L1 sensitivity",
+                )
             return LedgerEntry(
                 mechanism="gaussian", stage=f"gap.aggregation.{c.aggregation}", params={"noise_multiplier": s * sens},
                 count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
@@ -343,7 +376,7 @@ class GAP(PrivateModel, NodeModelMixin):
                 budget.charge(agg_entry(scale).with_count(c.hops))  # charged before the noisy aggregates exist
             # attention refinement reads earlier rounds' row-normalised hops; the classifier the last round's inputs
             hops = perturbed_hops(adj, self._aggregated_rows(graph, h0), c.hops, self.aggregation_noise_std, tgen,
-                                  inputs=c.hop_inputs if r == rounds - 1 else "rownorm")
+                                  inputs=c.hop_inputs if r == rounds - 1 else "rownorm", noise=c.noise)
         assert hops is not None
         self._cache = (graph, hops)
         feats = torch.stack([h0_train] + hops, dim=1)
@@ -445,7 +478,7 @@ class GAP(PrivateModel, NodeModelMixin):
             _, tgen, _ = noise_generators(None)
             hops = perturbed_hops(self._adjacency(work, x, h0), self._aggregated_rows(graph, h0), self.config.hops,
                                   self.aggregation_noise_std, tgen,
-                                  inputs=self.config.hop_inputs)
+                                  inputs=self.config.hop_inputs, noise=self.config.noise)
         return torch.stack([h0] + hops, dim=1)
 
     @torch.no_grad()
@@ -477,7 +510,7 @@ class GAP(PrivateModel, NodeModelMixin):
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "GAP":
         # releases written before issue #17 carry neither key and were made with the original encoder and inputs
-        legacy = {"hop0": "embedding", "hop_inputs": "rownorm"}
+        legacy = {"hop0": "embedding", "hop_inputs": "rownorm", "noise": "gaussian"}
         model = cls(**{**legacy, **{k: v for k, v in config.items() if k in GAPConfig.__dataclass_fields__}})
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
