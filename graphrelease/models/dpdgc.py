@@ -78,6 +78,7 @@ from graphrelease.models.common import (
     with_noise,
     write_config,
 )
+from graphrelease.models.gap import laplace_like
 from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
@@ -105,6 +106,9 @@ class DPDGCConfig:
     crossfit_folds: int = 5
     # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~.
     z_inputs: str = "scaled"
+    # "gaussian": rows of W normalised in L2, Gaussian Z release (L2 sensitivity sqrt 2 per edge). "laplace": rows
+    # normalised in L1, Laplace Z release (L1 sensitivity 2 per edge, pure DP), as GAP's noise="laplace".
+    z_noise: str = "gaussian"
 
 
 def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
@@ -118,8 +122,16 @@ def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
     raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
 
 
-def z_sensitivity(kind: str, k: int | None, degree_cap: int) -> float:
-    """L2 sensitivity of :math:`A\\bar W` (rows of :math:`\\bar W` of norm <= 1)."""
+def z_sensitivity(kind: str, k: int | None, degree_cap: int, noise: str = "gaussian") -> float:
+    """Sensitivity of :math:`A\\bar W`: L2 with rows of L2 norm <= 1 (``gaussian``), L1 with rows of L1 norm <= 1
+    (``laplace``: edge 2, k-neighbor k + k, node D + D; the changed rows add up in L1)."""
+    if noise == "laplace":
+        if kind == "edge":
+            return 2.0
+        if kind == "k-neighbor":
+            return float(2 * k)
+        if kind == "node":
+            return float(2 * degree_cap)
     if kind == "edge":
         return math.sqrt(2.0)
     if kind == "k-neighbor":
@@ -127,6 +139,13 @@ def z_sensitivity(kind: str, k: int | None, degree_cap: int) -> float:
     if kind == "node":
         return math.sqrt(degree_cap**2 + degree_cap)
     raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
+
+
+def normalized_rows_l1(w: torch.Tensor) -> torch.Tensor:
+    """:math:`W_j / \\max(1, \\|W_j\\|_1)` with a float-safety rescale: every row's L1 norm <= 1 exactly."""
+    out = w / w.abs().sum(dim=-1, keepdim=True).clamp_min(1.0)
+    over = out.abs().sum(dim=-1, keepdim=True)
+    return torch.where(over > 1.0, out / over, out)
 
 
 def normalized_rows(w: torch.Tensor) -> torch.Tensor:
@@ -140,8 +159,10 @@ class DPEmb(nn.Module):
     """:math:`Z = A\\bar W + b`, then ``selu`` and the frozen random orthonormal projection R to the classes."""
 
     def __init__(self, num_nodes: int, dim: int, classes: int, generator: torch.Generator,
-                 init: torch.Tensor | None = None) -> None:
+                 init: torch.Tensor | None = None, l1: bool = False) -> None:
         super().__init__()
+        # l1: rows normalised in L1 (Laplace Z release) instead of L2 (Gaussian); part of the forward pass.
+        self.bar = normalized_rows_l1 if l1 else normalized_rows
         # `init`: rows from public data only (the prior's class probabilities under edge adjacency).
         w0 = torch.randn(num_nodes, dim, generator=generator) / math.sqrt(dim) if init is None else init.clone()
         self.weight = nn.Parameter(w0.float())
@@ -152,14 +173,14 @@ class DPEmb(nn.Module):
 
     def z(self, adj) -> torch.Tensor:
         """:math:`A\bar W + b` for a whole (scipy sparse) adjacency."""
-        w = normalized_rows(self.weight).detach().double().numpy()
+        w = self.bar(self.weight).detach().double().numpy()
         return torch.as_tensor(adj @ w).float() + self.bias.detach()
 
     def forward(self, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Rows :math:`A_i\bar W + b` from padded neighbour lists ``idx`` (B, Dmax) with 0/1 ``mask``: only the
         neighbours' rows of W are read, so per-example gradients stay cheap (the row normalisation is applied to
         the gathered rows, which is the same :math:`\bar W_j`)."""
-        rows = normalized_rows(self.weight[idx]) * mask.unsqueeze(-1)
+        rows = self.bar(self.weight[idx]) * mask.unsqueeze(-1)
         return torch.selu(rows.sum(dim=1) + self.bias) @ self.projection
 
 
@@ -233,7 +254,7 @@ def dp_emb_clipped_sum(emb: DPEmb, chunk_size: int = 1024):
             neighbour = idx_all[chosen][example, slot]
             rows = weight[neighbour].clone().requires_grad_(True)
             with torch.enable_grad():
-                normalised = normalized_rows(rows)
+                normalised = emb.bar(rows)
                 z = torch.zeros(chosen.numel(), weight.shape[1]).index_add(0, example, normalised.detach()) + bias
                 z = z.requires_grad_(True)
                 loss = nn.functional.cross_entropy(torch.selu(z) @ projection, y_all[chosen], reduction="sum")
@@ -306,7 +327,9 @@ class DPDGC(PrivateModel, NodeModelMixin):
         tr = as_index(split.train)
         n_tr = tr.numel()
         g = group_size_for(kind, k, c.degree_cap)
-        dz = z_sensitivity(kind, k, c.degree_cap)
+        if c.z_noise not in ("gaussian", "laplace"):
+            raise OptionError(f"dpdgc: z_noise must be 'gaussian' or 'laplace', got {c.z_noise!r}")
+        dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
         if c.encoder_epochs == 0:
             # No DP-Emb training: W keeps its initial rows (random, or the public prior under edge adjacency) and
@@ -328,11 +351,16 @@ class DPDGC(PrivateModel, NodeModelMixin):
             w_init = xin
         self.emb_dim = self.num_classes if self.use_prior else c.hidden
         self.x_dim = self.num_classes if self.use_prior else self.in_dim
-        self.emb = DPEmb(n, self.emb_dim, self.num_classes, tgen, init=w_init)
+        self.emb = DPEmb(n, self.emb_dim, self.num_classes, tgen, init=w_init, l1=c.z_noise == "laplace")
         self.classifier = DecoupledClassifier(self.x_dim, self.emb_dim, c.hidden, self.num_classes)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
 
         def z_entry(s: float) -> LedgerEntry:
+            if c.z_noise == "laplace":  # scale b = dz * s: a (1/s)-DP Laplace mechanism
+                return LedgerEntry(
+                    mechanism="laplace", stage="dpdgc.z_release", params={"epsilon": 1.0 / s}, count=1,
+                    sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W L1-normalised, L1 sensitivity",
+                )
             return LedgerEntry(
                 mechanism="gaussian", stage="dpdgc.z_release", params={"noise_multiplier": s * dz}, count=1,
                 sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W normalised to norm <= 1",
@@ -425,7 +453,9 @@ class DPDGC(PrivateModel, NodeModelMixin):
     def _noisy_z(self, adj, generator: torch.Generator) -> torch.Tensor:
         assert self.emb is not None
         z = self.emb.z(adj).double()
-        if self.z_noise_std > 0:
+        if self.z_noise_std > 0 and self.config.z_noise == "laplace":
+            z = z + laplace_like(z.shape, self.z_noise_std, generator)
+        elif self.z_noise_std > 0:
             z = z + torch.normal(0.0, self.z_noise_std, size=z.shape, generator=generator, dtype=torch.float64)
         return z.float()
 
@@ -470,7 +500,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
-        legacy = {"z_inputs": "rownorm"}  # releases from before issue #17 fed row-normalised Z~
+        legacy = {"z_inputs": "rownorm", "z_noise": "gaussian"}  # releases from before issue #17 fed row-normalised Z~
         model = cls(**{**legacy, **{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__}})
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
@@ -483,7 +513,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
             model.prior = ProbEncoder(model.in_dim, c.hidden, model.num_classes)
             model.prior.load_state_dict(split_state(tensors, "prior"))
             model.prior.eval()
-        model.emb = DPEmb(model.num_nodes, width, model.num_classes, torch.Generator().manual_seed(0))
+        model.emb = DPEmb(model.num_nodes, width, model.num_classes, torch.Generator().manual_seed(0),
+                          l1=c.z_noise == "laplace")
         model.emb.load_state_dict(split_state(tensors, "emb"))
         model.classifier = DecoupledClassifier(model.num_classes if prior else model.in_dim, width, c.hidden,
                                                model.num_classes)
