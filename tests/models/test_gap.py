@@ -186,7 +186,7 @@ def test_attention_edge_accounting_counts_every_round(data_dir):
     g = small_cora(data_dir, n=400)
     K, R, eps, delta = 2, 3, 1.0, 1e-5
     b = Budget(epsilon=eps, delta=delta, adjacency="edge", accountant="rdp")
-    m = GAP(aggregation="attention", attention_rounds=R, hops=K, encoder_epochs=3, epochs=3).fit(g, b)
+    m = GAP(aggregation="attention", attention_rounds=R, hops=K, encoder_epochs=3, epochs=3, noise="gaussian").fit(g, b)
     entries = list(b.ledger.entries)
     assert {e.stage for e in entries} == {"gap.aggregation.attention"}
     assert sum(e.count for e in entries) == R * K
@@ -200,7 +200,7 @@ def test_attention_edge_accounting_counts_every_round(data_dir):
     assert spent == pytest.approx(theirs, rel=0.01), (spent, theirs)
     assert compute_epsilon(entries, delta, accountant="rdp") == pytest.approx(spent)
     b_sum = Budget(epsilon=eps, delta=delta, adjacency="edge", accountant="rdp")
-    m_sum = GAP(hops=K, encoder_epochs=1, epochs=1).fit(g, b_sum)
+    m_sum = GAP(hops=K, encoder_epochs=1, epochs=1, noise="gaussian").fit(g, b_sum)
     assert m.aggregation_noise_std > 1.5 * m_sum.aggregation_noise_std  # ~sqrt(R) for Gaussians
 
 
