@@ -103,6 +103,10 @@ class DPDGCConfig:
     # rows (width = classes), so Z = A W starts as the neighbours' class mass. Ignored under k-neighbor / node
     # adjacency, where features are private.
     public_prior: bool = True
+    # Initial rows of W under the public prior: "probs" (the feature MLP's class probabilities) or "labels" (one-hot
+    # training labels, zero rows elsewhere: for featureless graphs such as LastFM Asia, where the probabilities are
+    # a constant and Z = A W would carry degree only).
+    prior_rows: str = "probs"
     crossfit_folds: int = 5
     # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~.
     z_inputs: str = "scaled"
@@ -349,6 +353,11 @@ class DPDGC(PrivateModel, NodeModelMixin):
             x_train = out_of_fold_embedding(x, y, tr, xin, folds=c.crossfit_folds, hidden=c.hidden,
                                             classes=self.num_classes, cfg=prior_cfg, generator=tgen)
             w_init = xin
+            if c.prior_rows == "labels":
+                w_init = torch.zeros(n, self.num_classes)
+                w_init[tr, y[tr]] = 1.0  # public training labels (edge adjacency); rows of L1 and L2 norm 1
+            elif c.prior_rows != "probs":
+                raise OptionError(f"dpdgc: prior_rows must be 'probs' or 'labels', got {c.prior_rows!r}")
         self.emb_dim = self.num_classes if self.use_prior else c.hidden
         self.x_dim = self.num_classes if self.use_prior else self.in_dim
         self.emb = DPEmb(n, self.emb_dim, self.num_classes, tgen, init=w_init, l1=c.z_noise == "laplace")

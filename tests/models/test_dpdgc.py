@@ -235,3 +235,19 @@ def test_laplace_z_release_fit(data_dir):
     assert 0.9 * 2.0 <= b.spent_epsilon() <= 2.0
     assert float(m.emb.bar(m.emb.weight.detach()).abs().sum(dim=1).max()) <= 1.0
     assert m.z_noise_std == pytest.approx(2.0 / entry.params["epsilon"])
+
+
+def test_prior_rows_labels_start_from_training_labels(data_dir):
+    """prior_rows='labels' (edge adjacency): W's rows are the one-hot public training labels, zero elsewhere; with
+    encoder_epochs=0 they are exactly what Z aggregates, and only the Z release is charged."""
+    g = small_cora(data_dir, n=200)
+    b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    m = DPDGC(encoder_epochs=0, epochs=2, prior_rows="labels").fit(g, b)
+    w = m.emb.weight.detach()
+    tr = torch.as_tensor(m.split.train)
+    y = torch.as_tensor(np.asarray(g.labels))
+    assert torch.equal(w[tr].argmax(dim=1), y[tr]) and torch.equal(w[tr].sum(dim=1), torch.ones(tr.numel()))
+    others = torch.ones(g.num_nodes, dtype=torch.bool)
+    others[tr] = False
+    assert float(w[others].abs().sum()) == 0.0
+    assert [e.stage for e in b.ledger] == ["dpdgc.z_release"]
