@@ -93,6 +93,7 @@ def test_fit_edge_spends_at_most_epsilon(data_dir):
     spent = b.spent_epsilon()
     assert 0.9 <= spent <= 1.0
     assert [e.stage for e in b.ledger] == ["gap.aggregation.sum"]
+    assert [e.mechanism for e in b.ledger] == ["laplace"] and m.config.noise == "laplace"  # noise="auto", edge
     # 7 classes (a uniform guess scores ~0.14). This 600-node core is 57% one class and the noise is unseeded: over
     # 32 fits the accuracy ranged 0.39-0.57 (the former bound 0.4 failed once in CI), so 0.3 leaves a margin.
     assert m.test_accuracy > 0.3
@@ -108,6 +109,7 @@ def test_fit_node_charges_all_stages(data_dir):
     m = GAP(encoder_epochs=1, epochs=1, degree_cap=5).fit(g, b)
     stages = [e.stage for e in b.ledger]
     assert stages == ["gap.encoder.dpsgd", "gap.aggregation.sum", "gap.classifier.dpsgd"]
+    assert list(b.ledger)[1].mechanism == "gaussian" and m.config.noise == "gaussian"  # noise="auto", node
     assert b.spent_epsilon() <= 16.0
     assert "degree_cap" in m.public_assumptions
     assert m.embed(g).shape[1] == m.config.hops * m.h_dim  # H_0 (own private features) left out
