@@ -47,6 +47,7 @@ from graphrelease.graph import Graph
 from graphrelease.models import appr
 from graphrelease.models.base import MODELS, PrivateModel
 from graphrelease.models.ppr_sparse import push_ppr_topk
+from graphrelease.models.mlp import node_batch_loss
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
@@ -268,7 +269,7 @@ class DPAR(PrivateModel, NodeModelMixin):
                 self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=n_ex, public_num_examples=m_public,
                 noise_multiplier=1.0,
                 stage="dpar.classifier.dpsgd", rng=rng, noise_generator=tgen, entry_fn=lambda n: entry_fn(n),
-                proof="dpar-classifier")
+                proof="dpar-classifier", batch_loss=node_batch_loss)
             sigma = sigma2
             trainer.noise_multiplier = sigma
             self.noise_multiplier, self.steps = sigma, steps
