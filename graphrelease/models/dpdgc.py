@@ -108,8 +108,10 @@ class DPDGCConfig:
     # a constant and Z = A W would carry degree only).
     prior_rows: str = "probs"
     crossfit_folds: int = 5
-    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~.
-    z_inputs: str = "scaled"
+    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~. "auto"
+    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), rownorm otherwise (what the
+    # k-neighbor / node rows of reports/private_models.md were measured with). fit() stores the resolved value.
+    z_inputs: str = "auto"
     # "gaussian": rows of W normalised in L2, Gaussian Z release (L2 sensitivity sqrt 2 per edge). "laplace": rows
     # normalised in L1, Laplace Z release (L1 sensitivity 2 per edge, pure DP), as GAP's noise="laplace".
     z_noise: str = "gaussian"
@@ -331,6 +333,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
         tr = as_index(split.train)
         n_tr = tr.numel()
         g = group_size_for(kind, k, c.degree_cap)
+        if c.z_inputs == "auto":
+            c.z_inputs = "scaled" if kind == "edge" else "rownorm"
         if c.z_noise not in ("gaussian", "laplace"):
             raise OptionError(f"dpdgc: z_noise must be 'gaussian' or 'laplace', got {c.z_noise!r}")
         dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
