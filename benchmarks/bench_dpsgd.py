@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphrelease.dpsgd import FlatClipping, clipped_grad_sum  # noqa: E402
 from graphrelease.dpsgd.examples import DenseGCN, graph_examples, pad_graphs  # noqa: E402
+from graphrelease.dpsgd.ghost import ghost_clipped_sum  # noqa: E402
 from graphrelease.io import read_graph  # noqa: E402
 
 DATA = Path(os.environ.get("GRAPHRELEASE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -53,6 +54,20 @@ def timed(fn, repeats: int) -> list[float]:
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)
+    return out
+
+
+def timed_interleaved(fns: dict, repeats: int) -> dict[str, list[float]]:
+    """``timed`` for several workloads in round-robin order, so that each sees the same share of a shared
+    machine's load swings (separately timed blocks differed by 2-3x between neighbouring rows)."""
+    for fn in fns.values():
+        fn()  # warm-up
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            out[k].append(time.perf_counter() - t0)
     return out
 
 
@@ -96,10 +111,6 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
         clipped_grad_sum(model, loss, (x, y), all_idx, clip, chunk_size=256)
 
     rows = []
-    t_plain = timed(plain, repeats)
-    base = statistics.median(t_plain)
-    rows.append(row("MLP plain minibatch step (no per-example grads)", batch, t_plain, None))
-    rows.append(row("MLP engine: vmap(grad) + clip + sum", batch, timed(engine, repeats), base))
 
     import warnings
 
@@ -122,7 +133,55 @@ def bench_mlp(repeats: int, batch: int = 256) -> list[dict]:
             warnings.simplefilter("ignore")
             opacus_step()
 
-    rows.append(row("MLP opacus: GradSampleModule + DPOptimizer.step", batch, timed(opacus_quiet, repeats), base))
+
+    # Ghost clipping with book-keeping (graphrelease.dpsgd.ghost): the clipped sum, then a whole step (sum +
+    # gradient assignment + SGD update, noise 0) to compare with opacus' steps, which include their update.
+    def batch_loss(m, b):
+        return torch.nn.functional.cross_entropy(m(b[0]), b[1], reduction="none")
+
+    ghost_model = make()
+    ghost_opt = torch.optim.SGD(ghost_model.parameters(), lr=0.0)
+    named = dict(ghost_model.named_parameters())
+
+    def ghost_sum():
+        return ghost_clipped_sum(ghost_model, batch_loss, (x, y), all_idx, clip)
+
+    def ghost_step():
+        summed = ghost_sum()
+        ghost_opt.zero_grad(set_to_none=True)
+        for name, total in summed.items():
+            named[name].grad = (total / batch).to(torch.float32)
+        ghost_opt.step()
+
+
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.optimizers import DPOptimizerFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fgc = GradSampleModuleFastGradientClipping(make(), max_grad_norm=1.0, use_ghost_clipping=True)
+        fopt = DPOptimizerFastGradientClipping(torch.optim.SGD(fgc.parameters(), lr=0.0), noise_multiplier=0.0,
+                                               max_grad_norm=1.0, expected_batch_size=batch)
+        floss = DPLossFastGradientClipping(fgc, fopt, torch.nn.CrossEntropyLoss())
+
+    def opacus_ghost():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fopt.zero_grad()
+            floss(fgc(x), y).backward()
+            fopt.step()
+
+    t = timed_interleaved({"plain": plain, "engine": engine, "opacus": opacus_quiet, "ghost_sum": ghost_sum,
+                           "ghost_step": ghost_step, "opacus_ghost": opacus_ghost}, repeats)
+    base = statistics.median(t["plain"])
+    rows.append(row("MLP plain minibatch step (no per-example grads)", batch, t["plain"], None))
+    rows.append(row("MLP engine: vmap(grad) + clip + sum", batch, t["engine"], base))
+    rows.append(row("MLP opacus: GradSampleModule + DPOptimizer.step", batch, t["opacus"], base))
+    rows.append(row("MLP engine: ghost clipping (book-keeping) clip + sum", batch, t["ghost_sum"], base))
+    rows.append(row("MLP engine step: ghost clip + sum + SGD update", batch, t["ghost_step"], base))
+    rows.append(row("MLP opacus ghost clipping: GradSampleModuleFastGradientClipping + step", batch,
+                    t["opacus_ghost"], base))
     # Reference for the memory-bound part: writing one buffer the size of all per-example gradients.
     n_params = sum(p.numel() for p in model.parameters())
     fill = timed(lambda: torch.empty(batch, n_params).fill_(1.0), repeats)
@@ -176,7 +235,8 @@ def render(rows: list[dict], repeats: int, command: str) -> str:
         "",
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()} (2 cores shared with other "
         f"jobs; load average at the end {load:.1f}), Python {platform.python_version()}, torch {torch.__version__}, "
-        f"one thread, float32. Each figure is the median of {repeats} timed runs after one untimed warm-up. "
+        f"one thread, float32. Each figure is the median of {repeats} timed runs after one untimed warm-up (the MLP "
+        "workloads are timed round-robin, one run of each in turn, so they share the machine's load swings). "
         "Throughput = examples per second for one batch; ratio = time / time of the plain step on the same batch.",
         "",
         "| workload | batch | median (ms) | min / max (ms) | examples/s | ratio to plain |",
@@ -198,6 +258,12 @@ def render(rows: list[dict], repeats: int, command: str) -> str:
         "- *opacus*: `GradSampleModule` per-sample hooks + `DPOptimizer.step` with noise 0 (per-sample gradients, "
         "clipping, summation and the SGD update). Opacus is only a reference on the MLP: its hooks are wrong on "
         "message-passing layers (PRIVACY.md section 3).",
+        "- *ghost*: `graphrelease.dpsgd.ghost.ghost_clipped_sum`: per-example gradient norms from each linear "
+        "layer's inputs and output gradients (one forward + one backward), then the clipped sum as one weighted "
+        "product per layer (book-keeping, no second backward, no per-example gradients); the *step* row adds the "
+        "gradient assignment and the SGD update. *opacus ghost clipping*: opacus' fastest clipping mode "
+        "(`GradSampleModuleFastGradientClipping(use_ghost_clipping=True)` + `DPOptimizerFastGradientClipping` + "
+        "`DPLossFastGradientClipping`, noise 0), which needs a second backward.",
     ]
     if notes:
         lines += ["", "Notes: " + "; ".join(notes) + "."]
@@ -206,7 +272,7 @@ def render(rows: list[dict], repeats: int, command: str) -> str:
         "Reading the figures: the MLP's first layer has 1433 x 64 weights, so a batch of per-example gradients is "
         "a buffer of the size in the *reference* row; on this shared machine merely writing that buffer costs a "
         "large part of the engine's time, i.e. the MLP ratio is set by memory traffic, not by `vmap` overhead "
-        "(ghost clipping, which never materialises per-example gradients, would be the next step). The GCN on "
+"(ghost clipping, rows *ghost*, never materialises them and is what DP-MLP, GAP and DPDGC use). The GCN on "
         "small graphs has few parameters, so per-example gradients over the padded batch cost about twice a plain "
         "step; the list layout pays Python overhead per graph and is kept for examples whose sizes are too skewed "
         "to pad. Runs on this 2-core machine shared by eight jobs vary by up to 2-3x between invocations; compare "

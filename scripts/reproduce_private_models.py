@@ -47,6 +47,8 @@ LINK_OPTIONS = {"gap-link": {}, "relational": {"steps": 100, "hidden": 64, "out_
                 "features": {}}
 
 
+ISSUE17_NOTE = "**Issue #17 (2026-11-24): the GAP and DPDGC cells below were measured with the code before issue #17** (GAP: 32-dim encoder bottleneck, in-sample hop-0 inputs, 2 Gaussian hops; DPDGC: raw-X channel, DP-SGD on W under edge adjacency). The edge-adjacency comparison with the fixed models, at eps 1/2/4/8 and on LastFM Asia, is in `reports/private_models_edge.md` (`scripts/reproduce_edge_models.py`). The k-neighbor and node rows were not re-run: the issue #17 changes to those settings are the ghost-clipping path (same clipped sum) and GAP's new defaults (probability rows, one hop, Laplace aggregation), so their GAP node cells are stale too."
+
 SETTING_KEYS = {("edge", 1.0): "edge_eps1", ("k-neighbor:1", 16.0): "kneighbor_k1_eps16",
                 ("k-neighbor:5", 16.0): "kneighbor_k5_eps16", ("k-neighbor:25", 16.0): "kneighbor_k25_eps16",
                 ("node", 16.0): "node_eps16"}
@@ -227,6 +229,8 @@ def render(results: Path, out: Path, command: str) -> None:
         "DP-MLP reads no edges: under edge adjacency it is a non-private MLP on public features/labels (epsilon "
         "spent 0); under k-neighbor adjacency its cost does not depend on k (one example replaced), so the same "
         "runs fill the three k rows. GAP has no k-neighbor analysis here (n/a).",
+        "",
+        ISSUE17_NOTE,
         "",
         "## DPDGC Table 2 settings",
         "",

@@ -134,6 +134,11 @@ class DPSGDTrainer:
         of the same pre-noise query as :func:`clipped_grad_sum` for a model where the generic path is wasteful
         (DPDGC's DP-Emb: each example reads a few rows of an n-row weight, so the generic per-example gradient
         is a dense n-row tensor of zeros). It must return the same value; its model's tests compare the two.
+    batch_loss:
+        Optional ``batch_loss(model, batch) -> (B,)`` per-example losses of a whole batch. With flat clipping and a
+        model whose trainable parameters are all linear layers, the step then uses ghost clipping with
+        book-keeping (:mod:`graphrelease.dpsgd.ghost`: same clipped sum, no per-example gradients); otherwise,
+        or without it, the exact ``vmap(grad)`` path.
     proof, group_size, sound, note:
         Copied into the ledger entry. ``proof`` is the proof sketch's anchor; by default the engine's own section
         of ``docs/privacy.md`` for the sampler and neighbouring relation in use (:data:`PROOFS`).
@@ -159,6 +164,7 @@ class DPSGDTrainer:
         sound: bool = True,
         note: str = "",
         clipped_sum: Callable[[Any, torch.Tensor, ClippingPolicy], dict[str, torch.Tensor]] | None = None,
+        batch_loss: Callable[[nn.Module, Any], torch.Tensor] | None = None,
     ) -> None:
         sigma = float(noise_multiplier)
         if not (sigma >= 0 and math.isfinite(sigma)):
@@ -195,6 +201,11 @@ class DPSGDTrainer:
         self.sound = bool(sound)
         self.note = note
         self.clipped_sum = clipped_sum
+        from graphrelease.dpsgd.ghost import ghost_supported
+
+        self.batch_loss = batch_loss
+        #: True when steps use ghost clipping (decided once: the model's layer structure does not change)
+        self.ghost = batch_loss is not None and clipped_sum is None and ghost_supported(model, clipping)
         if noise_generator is None:
             from graphrelease.privacy.noise import secure_generator
 
@@ -241,6 +252,10 @@ class DPSGDTrainer:
         indices = self.sampler.sample()
         if self.clipped_sum is not None:
             summed = self.clipped_sum(examples, indices, self.clipping)
+        elif self.ghost:
+            from graphrelease.dpsgd.ghost import ghost_clipped_sum
+
+            summed = ghost_clipped_sum(self.model, self.batch_loss, examples, indices, self.clipping)
         else:
             summed = clipped_grad_sum(
                 self.model, self.loss_fn, examples, indices, self.clipping, chunk_size=self.chunk_size

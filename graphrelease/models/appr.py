@@ -71,25 +71,12 @@ def appr_ista(graph: Graph, sources: np.ndarray, *, alpha: float = 0.25, rho: fl
         raise OptionError(f"alpha must be in (0, 1), got {alpha}")
     if rho <= 0 or tol <= 0:
         raise OptionError(f"rho and tol must be > 0, got rho={rho}, tol={tol}")
-    n = graph.num_nodes
-    src = np.asarray(sources, dtype=np.int64)
-    A = graph.to_csr().astype(np.float64)
-    deg = np.maximum(np.asarray(A.sum(axis=1)).ravel(), 1.0)
-    dm = 1.0 / np.sqrt(deg)
-    S = sp.diags(dm) @ A @ sp.diags(dm)  # D^{-1/2} A D^{-1/2}
-    sqrt_d = np.sqrt(deg)[:, None]
-    b = np.zeros((n, src.size))
-    b[src, np.arange(src.size)] = alpha * dm[src]  # alpha D^{-1/2} e_s, one column per source
-    q = np.zeros((n, src.size))
-    thr = rho * alpha * sqrt_d
-    for _ in range(int(max_iter)):
-        grad = (alpha + (1 - alpha) / 2) * q - (1 - alpha) / 2 * (S @ q) - b
-        new = np.maximum(q - grad - thr, 0.0)
-        step = np.abs(new - q).max() if new.size else 0.0
-        q = new
-        if step <= tol:  # ISTA contracts at rate (1 - alpha): about log(tol)/log(1 - alpha) iterations
-            break
-    return (sqrt_d * q).T
+    from graphrelease.models.ppr_sparse import appr_ista_sparse
+
+    # The sparse kernel runs the same iteration (its docstring says why nothing is approximated); dense output kept
+    # for small-graph callers and tests.
+    return appr_ista_sparse(graph.to_csr().astype(np.float64), sources, alpha=alpha, rho=rho, tol=tol,
+                            max_iter=max_iter).toarray()
 
 
 def clip_rows(p: np.ndarray, c: float) -> np.ndarray:
@@ -98,6 +85,28 @@ def clip_rows(p: np.ndarray, c: float) -> np.ndarray:
     out = p * np.minimum(1.0, c / np.maximum(norms, 1e-300))
     over = np.linalg.norm(out, axis=1, keepdims=True)
     return np.where(over > c, out * (c / np.maximum(over, 1e-300)), out)
+
+
+def clip_rows_sparse(p: sp.csr_matrix, c: float) -> sp.csr_matrix:
+    """:func:`clip_rows` for a CSR matrix (same arithmetic on the stored entries; zeros stay zero)."""
+    p = p.tocsr(copy=True)
+    norms = np.sqrt(np.asarray(p.multiply(p).sum(axis=1)).ravel())
+    p = (sp.diags(np.minimum(1.0, c / np.maximum(norms, 1e-300))) @ p).tocsr()
+    over = np.sqrt(np.asarray(p.multiply(p).sum(axis=1)).ravel())
+    return (sp.diags(np.where(over > c, c / np.maximum(over, 1e-300), 1.0)) @ p).tocsr()
+
+
+def clipped_appr_sparse(graph: Graph, sources: np.ndarray, *, alpha: float, rho: float, tol: float, max_iter: int,
+                        clip: float) -> sp.csr_matrix:
+    """:func:`clipped_appr` as a CSR matrix: the same pre-noise query without an (M, n) dense block."""
+    from graphrelease.models.ppr_sparse import appr_ista_sparse
+
+    if not (0 < alpha < 1):
+        raise OptionError(f"alpha must be in (0, 1), got {alpha}")
+    if rho <= 0 or tol <= 0:
+        raise OptionError(f"rho and tol must be > 0, got rho={rho}, tol={tol}")
+    p = appr_ista_sparse(graph.to_csr().astype(np.float64), sources, alpha=alpha, rho=rho, tol=tol, max_iter=max_iter)
+    return clip_rows_sparse(p, clip)
 
 
 def clipped_appr(graph: Graph, sources: np.ndarray, *, alpha: float, rho: float, tol: float, max_iter: int,
@@ -142,8 +151,22 @@ def ledger_entries(params: DPAPPRParams, *, stage: str = "dpar.appr") -> list[Le
     return out
 
 
-def release(pbar: np.ndarray, params: DPAPPRParams, rng: np.random.Generator) -> sp.csr_matrix:
-    """Apply the mechanism to the clipped rows ``pbar`` (M, n): sparse (M, n) matrix with K entries per row."""
+def release(pbar: np.ndarray | sp.spmatrix, params: DPAPPRParams, rng: np.random.Generator,
+            chunk: int = 256) -> sp.csr_matrix:
+    """Apply the mechanism to the clipped rows ``pbar`` (M, n): sparse (M, n) matrix with K entries per row.
+
+    A sparse ``pbar`` is densified ``chunk`` rows at a time: the mechanisms add noise to every one of the n
+    entries of a row (that is what their analysis covers), so each row is dense while it is released, but
+    never all M at once. Rows are independent, so chunking does not change the output law.
+    """
+    if sp.issparse(pbar):
+        pbar = pbar.tocsr()
+        parts = [_release_dense(pbar[a : a + chunk].toarray(), params, rng) for a in range(0, pbar.shape[0], chunk)]
+        return sp.vstack(parts).tocsr() if parts else sp.csr_matrix(pbar.shape)
+    return _release_dense(np.asarray(pbar), params, rng)
+
+
+def _release_dense(pbar: np.ndarray, params: DPAPPRParams, rng: np.random.Generator) -> sp.csr_matrix:
     from graphrelease.privacy.noise import gaussian_noise, gumbel_noise, laplace_noise
 
     m, n = pbar.shape

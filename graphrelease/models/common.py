@@ -335,6 +335,7 @@ def make_dpsgd_trainer(
     group_size: int = 1,
     public_num_examples: int | None = None,
     clipped_sum: Callable | None = None,
+    batch_loss: Callable | None = None,
 ):
     """A :class:`graphrelease.dpsgd.engine.DPSGDTrainer` with Poisson batches of expected size ``cfg.batch_size``
     and flat clipping at ``cfg.max_grad_norm``.
@@ -342,6 +343,8 @@ def make_dpsgd_trainer(
     ``sensitivity`` follows the accountant's convention (:mod:`graphrelease.privacy.accountants`): it bounds ONE
     example's clipped contribution in units of C, so it is 1 for add/remove *and* for replace-one (the replace pair
     is then 2C apart); ``group_size`` g folds g changed examples into one super-example (rate 1-(1-q)^g, bound g).
+
+    ``batch_loss(model, batch) -> (B,)`` enables ghost clipping where the model allows it (:mod:`graphrelease.dpsgd.ghost`).
 
     ``entry_fn(count) -> LedgerEntry`` replaces the engine's default ``subsampled_gaussian`` entry when a model's
     analysis differs (DPDGC's group-level joint-convexity bound); the engine still charges it before every step.
@@ -389,6 +392,7 @@ def make_dpsgd_trainer(
         note=note,
         group_size=group_size,
         clipped_sum=clipped_sum,
+        batch_loss=batch_loss,
     )
 
 

@@ -20,10 +20,13 @@ Two stages, one budget, one ledger:
      ``col_cap + 1/2`` (the entry's distance is twice the sensitivity). Stage 1 spends ``appr_fraction`` of
      epsilon, stage 2's noise is calibrated so that the composed ledger meets the total.
 
-Inference (``predict``) computes personalized PageRank of the GIVEN graph by power iteration
-(:math:`\pi \leftarrow \alpha e_s + (1-\alpha)\pi D^{-1}A`), keeps the top-K per node and applies the released
-classifier: it reads that graph's structure, so it is inference on data the user holds, not a private release
-of it. ``embed`` therefore refuses: DPAR's private output is the trained model (``graphrelease train``).
+Inference (``predict``) computes personalized PageRank of the GIVEN graph
+(:math:`\pi = \alpha e_s + (1-\alpha)\pi D^{-1}A`) by forward push from the queried nodes only (default;
+``inference="power"`` keeps the dense all-node power iteration), keeps the top-K per node and applies the released
+classifier. The release (weights + config) is a function of the DP-APPR output, public features and labels only;
+inference reads the raw structure of the graph it is given, which no part of the analysis covers, so predictions
+on the private training graph are not a private release of it (docs/privacy.md#dpar-classifier). ``embed``
+refuses for that reason: DPAR's private output is the trained model (``graphrelease train``).
 
 Accuracy reported after ``fit`` (test nodes via power iteration on the training graph) is for the internal report.
 """
@@ -43,6 +46,8 @@ from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
 from graphrelease.models import appr
 from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.ppr_sparse import push_ppr_topk
+from graphrelease.models.mlp import node_batch_loss
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
@@ -83,6 +88,10 @@ class DPARConfig:
     col_cap: int = 8
     col_l1: float = 1.0
     power_iterations: int = 20
+    # Inference PPR: "push" = forward push from the queried nodes (models/ppr_sparse.py), each entry within
+    # push_r_max * degree of the exact PPR; "power" = the dense all-node power iteration (550 s on Tolokers).
+    inference: str = "push"
+    push_r_max: float = 1e-4
     hidden: int = 64
     layers: int = 2
     epochs: int = 100
@@ -137,6 +146,24 @@ def power_iteration_topk(graph: Graph, *, alpha: float, iterations: int, k: int,
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
 
 
+def sparse_row_topk(p: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """The ``k`` largest stored entries of each row of ``p`` (CSR in, CSR out)."""
+    p = p.tocsr()
+    rows, cols, vals = [], [], []
+    for i in range(p.shape[0]):
+        a, b = p.indptr[i], p.indptr[i + 1]
+        idx, val = p.indices[a:b], p.data[a:b]
+        if idx.size > k:
+            keep = np.argpartition(-val, k - 1)[:k]
+            idx, val = idx[keep], val[keep]
+        rows.append(np.full(idx.size, i))
+        cols.append(idx)
+        vals.append(val)
+    if not rows:
+        return sp.csr_matrix(p.shape)
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=p.shape)
+
+
 def stage2_entry(*, noise_multiplier: float, sample_rate: float, col_cap: int, count: int) -> LedgerEntry:
     """Node-adjacency DP-SGD step of DPAR's classifier (joint convexity over the col_cap + 1 touched examples)."""
     pair_rate = float(-np.expm1((col_cap + 1) * np.log1p(-sample_rate))) if sample_rate < 1 else 1.0
@@ -168,6 +195,8 @@ class DPAR(PrivateModel, NodeModelMixin):
         if not (0 < c.appr_fraction < 1) or not (0 < c.value_fraction < 1):
             raise OptionError(f"dpar: appr_fraction and value_fraction must be in (0, 1), got {c.appr_fraction}, "
                               f"{c.value_fraction}")
+        if c.inference not in ("push", "power"):
+            raise OptionError(f"dpar: inference must be 'push' or 'power', got {c.inference!r}")
         if c.col_cap < 1 or c.col_l1 <= 0 or c.topk < 1 or c.clip <= 0:
             raise OptionError(f"dpar: need col_cap >= 1, col_l1 > 0, topk >= 1, clip > 0 (got {c})")
         self.net: MLP | None = None
@@ -213,13 +242,9 @@ class DPAR(PrivateModel, NodeModelMixin):
             self.appr_params, sigma2 = self._calibrate_stages(kind, budget, m_public, steps, q)
             for entry in appr.ledger_entries(self.appr_params):
                 budget.charge(entry)
-            pi = appr.release(appr.clipped_appr(graph, sources, **pbar_args), self.appr_params, rng)
+            pi = appr.release(appr.clipped_appr_sparse(graph, sources, **pbar_args), self.appr_params, rng)
         else:  # non-private baseline: exact top-K of the clipped APPR
-            pbar = appr.clipped_appr(graph, sources, **pbar_args)
-            k = min(c.topk, graph.num_nodes)
-            idx = np.argpartition(-pbar, k - 1, axis=1)[:, :k]
-            pi = sp.csr_matrix((np.take_along_axis(pbar, idx, axis=1).ravel(),
-                                (np.repeat(np.arange(sources.size), k), idx.ravel())), shape=pbar.shape)
+            pi = sparse_row_topk(appr.clipped_appr_sparse(graph, sources, **pbar_args), c.topk)
         pi = column_clip(pi, col_cap=c.col_cap, col_l1=c.col_l1)
         z = torch.cat([x[as_index(sources)], self._aggregate(pi, x)], dim=1)
         ys = y[as_index(sources)]
@@ -245,14 +270,18 @@ class DPAR(PrivateModel, NodeModelMixin):
                 self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=n_ex, public_num_examples=m_public,
                 noise_multiplier=1.0,
                 stage="dpar.classifier.dpsgd", rng=rng, noise_generator=tgen, entry_fn=lambda n: entry_fn(n),
-                proof="dpar-classifier")
+                proof="dpar-classifier", batch_loss=node_batch_loss)
             sigma = sigma2
             trainer.noise_multiplier = sigma
             self.noise_multiplier, self.steps = sigma, steps
             self.net.train()
             run_dpsgd(trainer, (z, ys), steps, progress)
         self.net.eval()
-        self._evaluate(graph, self.predict(graph))
+        # Only the nodes the report scores are queried: push costs follow the queried nodes, not n.
+        scored = np.union1d(split.train, split.test)
+        pred = np.full(graph.num_nodes, -1, dtype=np.int64)
+        pred[scored] = self.predict(graph, scored)
+        self._evaluate(graph, pred)
         return self
 
     def _calibrate_stages(self, kind: str, budget: Any, num_sources: int, steps: int, q: float):
@@ -287,20 +316,27 @@ class DPAR(PrivateModel, NodeModelMixin):
                           f"classifier steps; raise --epsilon or lower epochs ({last})")
 
     @torch.no_grad()
-    def logits(self, graph: Graph) -> torch.Tensor:
+    def logits(self, graph: Graph, nodes: np.ndarray | None = None) -> torch.Tensor:
+        """Logits of ``nodes`` (default: every node; rows of other nodes are computed from an empty PPR row)."""
         if self.net is None:
             raise OptionError("dpar: call fit() or load() before predict()")
         c = self.config
         x = self._features(graph)
         if 2 * x.shape[1] != self.in_dim:
             raise OptionError(f"dpar: the model expects {self.in_dim // 2} features, the graph has {x.shape[1]}")
-        pi = power_iteration_topk(graph, alpha=c.alpha, iterations=c.power_iterations, k=c.topk)
+        if nodes is None:
+            nodes = np.arange(graph.num_nodes)
+        if c.inference == "push":
+            pi = push_ppr_topk(graph.to_csr().astype(np.float64), nodes, alpha=c.alpha, r_max=c.push_r_max, k=c.topk)
+        else:
+            pi = power_iteration_topk(graph, alpha=c.alpha, iterations=c.power_iterations, k=c.topk)
         pi = sp.diags(1.0 / np.maximum(np.asarray(pi.sum(axis=1)).ravel(), 1e-12)) @ pi * min(1.0, c.col_l1)
         z = torch.cat([x, self._aggregate(pi.tocsr(), x)], dim=1)
-        return self.net(z)
+        return self.net(z[torch.as_tensor(np.asarray(nodes), dtype=torch.long)])
 
-    def predict(self, graph: Graph) -> np.ndarray:
-        return self.logits(graph).argmax(dim=1).numpy()
+    def predict(self, graph: Graph, nodes: np.ndarray | None = None) -> np.ndarray:
+        """Class of each of ``nodes`` (default all); with ``nodes``, PPR is pushed from those nodes only."""
+        return self.logits(graph, nodes).argmax(dim=1).numpy()
 
     def embed(self, graph: Graph) -> np.ndarray:
         raise OptionError(

@@ -78,6 +78,8 @@ from graphrelease.models.common import (
     with_noise,
     write_config,
 )
+from graphrelease.models.gap import laplace_like
+from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
 
@@ -96,6 +98,23 @@ class DPDGCConfig:
     val_frac: float = 0.25
     split_seed: int = 0
     seed: int | None = None
+    # Under edge adjacency (features and training labels public) use the public feature prior of models/prior.py:
+    # the X channel reads out-of-fold class probabilities instead of raw X, and DP-Emb's W starts from the prior's
+    # rows (width = classes), so Z = A W starts as the neighbours' class mass. Ignored under k-neighbor / node
+    # adjacency, where features are private.
+    public_prior: bool = True
+    # Initial rows of W under the public prior: "probs" (the feature MLP's class probabilities) or "labels" (one-hot
+    # training labels, zero rows elsewhere: for featureless graphs such as LastFM Asia, where the probabilities are
+    # a constant and Z = A W would carry degree only).
+    prior_rows: str = "probs"
+    crossfit_folds: int = 5
+    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~. "auto"
+    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), rownorm otherwise (what the
+    # k-neighbor / node rows of reports/private_models.md were measured with). fit() stores the resolved value.
+    z_inputs: str = "auto"
+    # "gaussian": rows of W normalised in L2, Gaussian Z release (L2 sensitivity sqrt 2 per edge). "laplace": rows
+    # normalised in L1, Laplace Z release (L1 sensitivity 2 per edge, pure DP), as GAP's noise="laplace".
+    z_noise: str = "gaussian"
 
 
 def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
@@ -109,8 +128,16 @@ def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
     raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
 
 
-def z_sensitivity(kind: str, k: int | None, degree_cap: int) -> float:
-    """L2 sensitivity of :math:`A\\bar W` (rows of :math:`\\bar W` of norm <= 1)."""
+def z_sensitivity(kind: str, k: int | None, degree_cap: int, noise: str = "gaussian") -> float:
+    """Sensitivity of :math:`A\\bar W`: L2 with rows of L2 norm <= 1 (``gaussian``), L1 with rows of L1 norm <= 1
+    (``laplace``: edge 2, k-neighbor k + k, node D + D; the changed rows add up in L1)."""
+    if noise == "laplace":
+        if kind == "edge":
+            return 2.0
+        if kind == "k-neighbor":
+            return float(2 * k)
+        if kind == "node":
+            return float(2 * degree_cap)
     if kind == "edge":
         return math.sqrt(2.0)
     if kind == "k-neighbor":
@@ -118,6 +145,13 @@ def z_sensitivity(kind: str, k: int | None, degree_cap: int) -> float:
     if kind == "node":
         return math.sqrt(degree_cap**2 + degree_cap)
     raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
+
+
+def normalized_rows_l1(w: torch.Tensor) -> torch.Tensor:
+    """:math:`W_j / \\max(1, \\|W_j\\|_1)` with a float-safety rescale: every row's L1 norm <= 1 exactly."""
+    out = w / w.abs().sum(dim=-1, keepdim=True).clamp_min(1.0)
+    over = out.abs().sum(dim=-1, keepdim=True)
+    return torch.where(over > 1.0, out / over, out)
 
 
 def normalized_rows(w: torch.Tensor) -> torch.Tensor:
@@ -130,9 +164,14 @@ def normalized_rows(w: torch.Tensor) -> torch.Tensor:
 class DPEmb(nn.Module):
     """:math:`Z = A\\bar W + b`, then ``selu`` and the frozen random orthonormal projection R to the classes."""
 
-    def __init__(self, num_nodes: int, dim: int, classes: int, generator: torch.Generator) -> None:
+    def __init__(self, num_nodes: int, dim: int, classes: int, generator: torch.Generator,
+                 init: torch.Tensor | None = None, l1: bool = False) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.randn(num_nodes, dim, generator=generator) / math.sqrt(dim))
+        # l1: rows normalised in L1 (Laplace Z release) instead of L2 (Gaussian); part of the forward pass.
+        self.bar = normalized_rows_l1 if l1 else normalized_rows
+        # `init`: rows from public data only (the prior's class probabilities under edge adjacency).
+        w0 = torch.randn(num_nodes, dim, generator=generator) / math.sqrt(dim) if init is None else init.clone()
+        self.weight = nn.Parameter(w0.float())
         self.bias = nn.Parameter(torch.zeros(dim))
         q, _ = torch.linalg.qr(torch.randn(dim, dim, generator=generator))
         # R: random orthonormal columns, a fixed (non-trainable, data-independent) projection head.
@@ -140,14 +179,14 @@ class DPEmb(nn.Module):
 
     def z(self, adj) -> torch.Tensor:
         """:math:`A\bar W + b` for a whole (scipy sparse) adjacency."""
-        w = normalized_rows(self.weight).detach().double().numpy()
+        w = self.bar(self.weight).detach().double().numpy()
         return torch.as_tensor(adj @ w).float() + self.bias.detach()
 
     def forward(self, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Rows :math:`A_i\bar W + b` from padded neighbour lists ``idx`` (B, Dmax) with 0/1 ``mask``: only the
         neighbours' rows of W are read, so per-example gradients stay cheap (the row normalisation is applied to
         the gathered rows, which is the same :math:`\bar W_j`)."""
-        rows = normalized_rows(self.weight[idx]) * mask.unsqueeze(-1)
+        rows = self.bar(self.weight[idx]) * mask.unsqueeze(-1)
         return torch.selu(rows.sum(dim=1) + self.bias) @ self.projection
 
 
@@ -221,7 +260,7 @@ def dp_emb_clipped_sum(emb: DPEmb, chunk_size: int = 1024):
             neighbour = idx_all[chosen][example, slot]
             rows = weight[neighbour].clone().requires_grad_(True)
             with torch.enable_grad():
-                normalised = normalized_rows(rows)
+                normalised = emb.bar(rows)
                 z = torch.zeros(chosen.numel(), weight.shape[1]).index_add(0, example, normalised.detach()) + bias
                 z = z.requires_grad_(True)
                 loss = nn.functional.cross_entropy(torch.selu(z) @ projection, y_all[chosen], reduction="sum")
@@ -244,6 +283,12 @@ def _xz_example_loss(model_fn, example):
     return nn.functional.cross_entropy(model_fn((x.unsqueeze(0), z.unsqueeze(0))), y.unsqueeze(0))
 
 
+def _xz_batch_loss(module, batch):
+    """Per-example losses of a batch, for the engine's ghost-clipping path (all classifier layers are linear)."""
+    x, z, y = batch
+    return nn.functional.cross_entropy(module((x, z)), y, reduction="none")
+
+
 @MODELS.register("dpdgc")
 class DPDGC(PrivateModel, NodeModelMixin):
     """DPDGC under edge, k-neighbor and node adjacency."""
@@ -255,6 +300,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
         self.config = DPDGCConfig(**options)
         self.emb: DPEmb | None = None
         self.classifier: DecoupledClassifier | None = None
+        self.prior: ProbEncoder | None = None
         self.noise_scale = 0.0
         self.z_noise_std = 0.0
         self.kind = "edge"
@@ -288,15 +334,47 @@ class DPDGC(PrivateModel, NodeModelMixin):
         tr = as_index(split.train)
         n_tr = tr.numel()
         g = group_size_for(kind, k, c.degree_cap)
-        dz = z_sensitivity(kind, k, c.degree_cap)
+        if c.z_inputs == "auto":
+            c.z_inputs = "scaled" if kind == "edge" else "rownorm"
+        if c.z_noise not in ("gaussian", "laplace"):
+            raise OptionError(f"dpdgc: z_noise must be 'gaussian' or 'laplace', got {c.z_noise!r}")
+        dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
+        if c.encoder_epochs == 0:
+            # No DP-Emb training: W keeps its initial rows (random, or the public prior under edge adjacency) and
+            # only the Z release reads the edges. Nothing is charged for a stage that does not run.
+            enc_steps = 0
         cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
-        self.emb = DPEmb(n, c.hidden, self.num_classes, tgen)
-        self.classifier = DecoupledClassifier(self.in_dim, c.hidden, c.hidden, self.num_classes)
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        # Public prior (edge adjacency: features and training labels public, so it costs nothing).
+        self.use_prior = c.public_prior and kind == "edge"
+        xin, x_train, w_init = x, x, None
+        if self.use_prior:
+            prior_cfg = TrainConfig(epochs=max(1, c.epochs), lr=c.lr, batch_size=c.batch_size)
+            self.prior = fit_public_encoder(x, y, tr, hidden=c.hidden, classes=self.num_classes, cfg=prior_cfg,
+                                            generator=tgen)
+            with torch.no_grad():
+                xin = self.prior.embed(x)
+            x_train = out_of_fold_embedding(x, y, tr, xin, folds=c.crossfit_folds, hidden=c.hidden,
+                                            classes=self.num_classes, cfg=prior_cfg, generator=tgen)
+            w_init = xin
+            if c.prior_rows == "labels":
+                w_init = torch.zeros(n, self.num_classes)
+                w_init[tr, y[tr]] = 1.0  # public training labels (edge adjacency); rows of L1 and L2 norm 1
+            elif c.prior_rows != "probs":
+                raise OptionError(f"dpdgc: prior_rows must be 'probs' or 'labels', got {c.prior_rows!r}")
+        self.emb_dim = self.num_classes if self.use_prior else c.hidden
+        self.x_dim = self.num_classes if self.use_prior else self.in_dim
+        self.emb = DPEmb(n, self.emb_dim, self.num_classes, tgen, init=w_init, l1=c.z_noise == "laplace")
+        self.classifier = DecoupledClassifier(self.x_dim, self.emb_dim, c.hidden, self.num_classes)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
 
         def z_entry(s: float) -> LedgerEntry:
+            if c.z_noise == "laplace":  # scale b = dz * s: a (1/s)-DP Laplace mechanism
+                return LedgerEntry(
+                    mechanism="laplace", stage="dpdgc.z_release", params={"epsilon": 1.0 / s}, count=1,
+                    sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W L1-normalised, L1 sensitivity",
+                )
             return LedgerEntry(
                 mechanism="gaussian", stage="dpdgc.z_release", params={"noise_multiplier": s * dz}, count=1,
                 sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W normalised to norm <= 1",
@@ -312,14 +390,15 @@ class DPDGC(PrivateModel, NodeModelMixin):
                 note=f"group of {g} examples (rows of A) per privacy unit, super-example bound",
                 clipped_sum=dp_emb_clipped_sum(self.emb, c.chunk_size),
             )
-            entries = lambda s: [with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps), z_entry(s)]  # noqa: E731
+            entries = lambda s: ([with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps)] if enc_steps else []  # noqa: E731
+                                 ) + [z_entry(s)]
             cls_scale = None
             if cls_private:
                 neighboring = "replace_one" if kind == "k-neighbor" else "add_remove"
                 cls_trainer = make_dpsgd_trainer(
                     self.classifier, _xz_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots,
                     noise_multiplier=1.0, stage="dpdgc.classifier.dpsgd", rng=rng, noise_generator=tgen,
-                    neighboring=neighboring, proof="dpdgc-classifier",
+                    neighboring=neighboring, proof="dpdgc-classifier", batch_loss=_xz_batch_loss,
                 )
                 cls_t = cls_trainer.ledger_entry(1)
                 # Budget allocation: the topology stages (DP-Emb + Z, whose group-level cost grows with g) get
@@ -340,7 +419,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
         # 1. DP-Emb
         if private:
             self.emb.train()
-            run_dpsgd(enc_trainer, (nb_idx[tr], nb_mask[tr], y[tr]), enc_steps, progress)
+            if enc_steps:
+                run_dpsgd(enc_trainer, (nb_idx[tr], nb_mask[tr], y[tr]), enc_steps, progress)
         else:
             def emb_loss(module, idx):
                 return nn.functional.cross_entropy(module(nb_idx[tr[idx]], nb_mask[tr[idx]]), y[tr[idx]])
@@ -352,27 +432,44 @@ class DPDGC(PrivateModel, NodeModelMixin):
             budget.charge(z_entry(scale))
         z = self._noisy_z(adj, tgen)
         self._cache = (graph, z)
-        # The classifier sees row-normalised Z~ (post-processing of the release): at small epsilon the noise
-        # dominates Z~'s scale and unnormalised inputs of norm ~ sigma_z * sqrt(d) would swamp the X channel.
-        zin = row_normalize(z)
+        zin = self._z_input(z)
         # 3. classifier
         if cls_private:
             self.classifier.train()
             run_dpsgd(cls_trainer, (x[tr], zin[tr], y[tr]), cls_steps, progress)
         else:
             def cls_loss(module, idx):
-                return nn.functional.cross_entropy(module((x[tr[idx]], zin[tr[idx]])), y[tr[idx]])
+                return nn.functional.cross_entropy(module((x_train[tr[idx]], zin[tr[idx]])), y[tr[idx]])
 
             train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
         return self
 
+    def _z_input(self, z: torch.Tensor) -> torch.Tensor:
+        """What the classifier reads of the release Z~ (post-processing). Unnormalised Z~ has norm ~sigma_z sqrt(d)
+        at small epsilon and swamped the X channel (commit 1675787); both options keep it O(1) per coordinate,
+        "scaled" without discarding how far a row stands above the noise."""
+        if self.config.z_inputs == "scaled":
+            return z / max(float(self.z_noise_std), 1.0)
+        return row_normalize(z)
+
+    def _x_input(self, graph: Graph) -> torch.Tensor:
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"dpdgc: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        if self.prior is not None:
+            with torch.no_grad():
+                return self.prior.embed(x)
+        return x
+
     @torch.no_grad()
     def _noisy_z(self, adj, generator: torch.Generator) -> torch.Tensor:
         assert self.emb is not None
         z = self.emb.z(adj).double()
-        if self.z_noise_std > 0:
+        if self.z_noise_std > 0 and self.config.z_noise == "laplace":
+            z = z + laplace_like(z.shape, self.z_noise_std, generator)
+        elif self.z_noise_std > 0:
             z = z + torch.normal(0.0, self.z_noise_std, size=z.shape, generator=generator, dtype=torch.float64)
         return z.float()
 
@@ -394,11 +491,8 @@ class DPDGC(PrivateModel, NodeModelMixin):
     @torch.no_grad()
     def predict(self, graph: Graph) -> np.ndarray:
         z = self._z_for(graph)
-        x = feature_matrix(graph)
-        if x.shape[1] != self.in_dim:
-            raise OptionError(f"dpdgc: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
         assert self.classifier is not None
-        return self.classifier((x, row_normalize(z))).argmax(dim=1).numpy()
+        return self.classifier((self._x_input(graph), self._z_input(z))).argmax(dim=1).numpy()
 
     def embed(self, graph: Graph) -> np.ndarray:
         """The released :math:`\\tilde Z` (one row per node)."""
@@ -408,23 +502,36 @@ class DPDGC(PrivateModel, NodeModelMixin):
         assert self.emb is not None and self.classifier is not None
         cfg = {
             "method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, "num_nodes": self.num_nodes,
-            "adjacency": self.kind, "z_noise_std": self.z_noise_std, **config_dict(self.config),
+            "adjacency": self.kind, "z_noise_std": self.z_noise_std, "use_prior": self.prior is not None,
+            **config_dict(self.config),
         }
         cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"emb": self.emb, "classifier": self.classifier}),
+        mods: dict[str, nn.Module] = {"emb": self.emb, "classifier": self.classifier}
+        if self.prior is not None:
+            mods["prior"] = self.prior
+        return [save_module(directory, "weights", mods),
                 write_config(directory, cfg)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
-        model = cls(**{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__})
+        legacy = {"z_inputs": "rownorm", "z_noise": "gaussian"}  # releases from before issue #17 fed row-normalised Z~
+        model = cls(**{**legacy, **{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__}})
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         model.num_nodes, model.kind = int(config["num_nodes"]), str(config.get("adjacency", "edge"))
         model.z_noise_std = float(config.get("z_noise_std", 0.0))
         tensors = load_tensors(Path(directory) / "weights.safetensors")
-        model.emb = DPEmb(model.num_nodes, c.hidden, model.num_classes, torch.Generator().manual_seed(0))
+        prior = bool(config.get("use_prior", False))
+        width = model.num_classes if prior else c.hidden
+        if prior:
+            model.prior = ProbEncoder(model.in_dim, c.hidden, model.num_classes)
+            model.prior.load_state_dict(split_state(tensors, "prior"))
+            model.prior.eval()
+        model.emb = DPEmb(model.num_nodes, width, model.num_classes, torch.Generator().manual_seed(0),
+                          l1=c.z_noise == "laplace")
         model.emb.load_state_dict(split_state(tensors, "emb"))
-        model.classifier = DecoupledClassifier(model.in_dim, c.hidden, c.hidden, model.num_classes)
+        model.classifier = DecoupledClassifier(model.num_classes if prior else model.in_dim, width, c.hidden,
+                                               model.num_classes)
         model.classifier.load_state_dict(split_state(tensors, "classifier"))
         model.emb.eval()
         model.classifier.eval()

@@ -3,7 +3,11 @@ similarity-weighted aggregation of "Investigating Differentially Private GNNs wi
 
 Three modules, trained in order:
 
-1. **Encoder** ``E``: an MLP on node features with a linear head, trained on the training labels. Under edge
+1. **Encoder** ``E``: an MLP on node features with a linear head, trained on the training labels. Default
+   (``hop0="probs"``, issue #17): the DP-MLP architecture, :math:`H_0` = its row-normalised class probabilities,
+   and under edge adjacency the classifier's own hop-0 input on training nodes is out of fold (models/prior.py);
+   ``hop0="embedding"`` is GAP's original ``encoder_dim`` bottleneck, ``hop0="labels"`` aggregates one-hot
+   training labels (featureless graphs, edge adjacency only). Under edge
    adjacency features and labels are public, so it is trained without noise; under node adjacency with DP-SGD (one
    node = one example, add/remove). Its output rows are normalised: :math:`H_0 = \mathrm{rownorm}(E(X))`.
 2. **Aggregation perturbation**, computed once and cached:
@@ -69,6 +73,7 @@ from graphrelease.models.common import (
     is_unlimited,
     load_tensors,
     make_dpsgd_trainer,
+    node_split,
     noise_generators,
     public_assumptions_for,
     row_normalize,
@@ -80,6 +85,8 @@ from graphrelease.models.common import (
     with_noise,
     write_config,
 )
+from graphrelease.models.mlp import node_batch_loss
+from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
 AGGREGATIONS = ("sum", "similarity", "attention")
@@ -87,7 +94,9 @@ AGGREGATIONS = ("sum", "similarity", "attention")
 
 @dataclass
 class GAPConfig:
-    hops: int = 2
+    # hops=1: on the validation split (2 seeds, edge eps 4) one hop beat two on Cora (74.0 vs 70.6) and tied on
+    # CiteSeer (69.0 both); Chameleon preferred two by 0.5. Each extra hop costs a Gaussian release at the same eps.
+    hops: int = 1
     hidden: int = 64
     encoder_dim: int = 32
     encoder_epochs: int = 50
@@ -102,14 +111,41 @@ class GAPConfig:
     val_frac: float = 0.25
     split_seed: int = 0
     seed: int | None = None
+    # "probs": hop 0 is the row-normalised class probabilities of a DP-MLP-shaped encoder (see models/prior.py);
+    # "embedding": GAP's original encoder_dim-wide row-normalised bottleneck (3-4 points worse on Cora, issue #17).
+    # "labels": the aggregated rows are the one-hot training labels (zero rows elsewhere), for graphs whose
+    # features carry little (featureless LastFM Asia); edge adjacency only (labels are public there). The
+    # classifier's own hop-0 input stays the encoder's (out-of-fold) probabilities.
+    hop0: str = "probs"
+    # Out-of-fold hop-0 inputs for the classifier's training nodes when the encoder is trained without noise
+    # (edge adjacency, public features/labels: free). 0 or 1 disables.
+    crossfit_folds: int = 5
+    # What the classifier reads of hop k >= 1: "scaled" = the noisy aggregate A H + N divided by max(sigma, 1)
+    # (keeps the magnitude, i.e. how much neighbour mass backs the direction); "rownorm" = the next hop's input.
+    hop_inputs: str = "scaled"
+    # "gaussian": rows of L2 norm <= 1, Gaussian noise (sensitivity sqrt 2 per edge). "laplace": rows of L1 norm
+    # <= 1, Laplace noise (L1 sensitivity 2 per edge, pure DP). For probability / one-hot rows (L1 = 1) Laplace
+    # needs about half the noise std at epsilon 1 (scale 2 vs sigma 5.75 per coordinate, delta 1e-5). "auto"
+    # (default): laplace under edge adjacency, where on the validation split (2 seeds) it was ahead or tied on
+    # Cora / CiteSeer / Chameleon at eps 1 and 4 (Cora eps 4: 79.8 vs 73.3; Chameleon eps 1: 51.6 vs 47.7; Cora
+    # eps 1: 71.0 vs 71.4); gaussian under node adjacency, where L1 sensitivity 2D exceeds the L2 sqrt(D^2 + D)
+    # and nothing was measured. fit() replaces "auto" by the resolved value (saved with the release).
+    noise: str = "auto"
 
 
-def aggregation_sensitivity(kind: str, degree_cap: int) -> float:
-    """L2 sensitivity of one hop :math:`A_w H` (rows of H of norm <= 1, weights in [0, 1])."""
+NOISES = ("gaussian", "laplace", "auto")
+HOP0 = ("probs", "embedding", "labels")
+HOP_INPUTS = ("scaled", "rownorm")
+
+
+def aggregation_sensitivity(kind: str, degree_cap: int, noise: str = "gaussian") -> float:
+    """Sensitivity of one hop :math:`A_w H` (weights in [0, 1]): L2 with rows of L2 norm <= 1 (``gaussian``), L1
+    with rows of L1 norm <= 1 (``laplace``: the two (edge) or 1 + D (node) changed rows add up in L1)."""
+    l1 = noise == "laplace"
     if kind == "edge":
-        return float(np.sqrt(2.0))
+        return 2.0 if l1 else float(np.sqrt(2.0))
     if kind == "node":
-        return float(np.sqrt(degree_cap**2 + degree_cap))
+        return float(2 * degree_cap) if l1 else float(np.sqrt(degree_cap**2 + degree_cap))
     raise OptionError(f"GAP has no aggregation analysis for adjacency '{kind}' (use edge or node)")
 
 
@@ -128,17 +164,42 @@ def aggregate_once(adj: sp.csr_matrix, h: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(adj @ h.double().numpy())
 
 
+def l1_normalize(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to L1 norm <= 1 exactly (zero rows stay zero), with the same float guard as row_normalize."""
+    out = x / x.abs().sum(dim=-1, keepdim=True).clamp_min(1e-12)
+    over = out.abs().sum(dim=-1, keepdim=True)
+    return torch.where(over > 1.0, out / over, out)
+
+
+def laplace_like(shape, scale: float, generator: torch.Generator | None) -> torch.Tensor:
+    """Float64 Laplace(0, scale) noise from ``generator``: the difference of two independent Exp(1) draws."""
+    e1 = torch.empty(shape, dtype=torch.float64).exponential_(generator=generator)
+    e2 = torch.empty(shape, dtype=torch.float64).exponential_(generator=generator)
+    return float(scale) * (e1 - e2)
+
+
 def perturbed_hops(
-    adj: sp.csr_matrix, h0: torch.Tensor, hops: int, noise_std: float, generator: torch.Generator | None
+    adj: sp.csr_matrix, h0: torch.Tensor, hops: int, noise_std: float, generator: torch.Generator | None,
+    inputs: str = "rownorm", noise: str = "gaussian",
 ) -> list[torch.Tensor]:
-    """:math:`H_1..H_K`, each ``rownorm(A_w H_{k-1} + N(0, noise_std^2))``, noise drawn in float64."""
-    out, h = [], h0
+    """:math:`H_1..H_K`, each ``rownorm(A_w H_{k-1} + N(0, noise_std^2))``, noise drawn in float64.
+
+    The next hop always aggregates the row-normalised release (the sensitivity needs rows of norm <= 1). With
+    ``inputs="scaled"`` the returned list holds :math:`(A_w H_{k-1} + N)/\max(\sigma, 1)` instead: the same
+    release, post-processed differently for the classifier (row normalisation of a noise-dominated row throws
+    away how far the signal stands above the noise).
+    """
+    # ``noise="laplace"``: rows are L1-normalised before every hop and ``noise_std`` is the Laplace scale b.
+    norm = l1_normalize if noise == "laplace" else row_normalize
+    out, h = [], norm(h0)
     for _ in range(hops):
         agg = aggregate_once(adj, h)
-        if noise_std > 0:
+        if noise_std > 0 and noise == "laplace":
+            agg = agg + laplace_like(agg.shape, noise_std, generator)
+        elif noise_std > 0:
             agg = agg + torch.normal(0.0, float(noise_std), size=agg.shape, generator=generator, dtype=torch.float64)
-        h = row_normalize(agg).float()
-        out.append(h)
+        h = norm(agg).float()
+        out.append((agg / max(float(noise_std), 1.0)).float() if inputs == "scaled" else row_normalize(agg).float())
     return out
 
 
@@ -198,7 +259,13 @@ class GAP(PrivateModel, NodeModelMixin):
             raise OptionError(f"--aggregation must be one of {AGGREGATIONS}, got '{self.config.aggregation}'")
         if self.config.hops < 1:
             raise OptionError(f"--hops must be >= 1, got {self.config.hops}")
-        self.encoder: Encoder | None = None
+        if self.config.hop0 not in HOP0:
+            raise OptionError(f"--hop0 must be one of {HOP0}, got '{self.config.hop0}'")
+        if self.config.noise not in NOISES:
+            raise OptionError(f"--noise must be one of {NOISES}, got '{self.config.noise}'")
+        if self.config.hop_inputs not in HOP_INPUTS:
+            raise OptionError(f"--hop-inputs must be one of {HOP_INPUTS}, got '{self.config.hop_inputs}'")
+        self.encoder: Encoder | ProbEncoder | None = None
         self.classifier: HopClassifier | None = None
         self.scorer: AttentionScorer | None = None
         self.noise_scale = 0.0
@@ -214,6 +281,8 @@ class GAP(PrivateModel, NodeModelMixin):
             raise OptionError(f"gap supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
         self.kind = kind
         private = not is_unlimited(budget)
+        if c.hop0 == "labels" and kind != "edge" and private:
+            raise OptionError("gap --hop0 labels aggregates training labels, which are public only under edge adjacency")
         if c.aggregation == "attention" and kind != "edge" and private:
             raise OptionError(
                 "gap --aggregation attention is implemented for edge adjacency only: its refinement reads training "
@@ -236,17 +305,25 @@ class GAP(PrivateModel, NodeModelMixin):
         self.in_dim = x.shape[1]
         tr = as_index(split.train)
         n_tr = tr.numel()
-        sens = aggregation_sensitivity(kind, c.degree_cap)
+        if c.noise == "auto":
+            c.noise = "laplace" if kind == "edge" else "gaussian"
+        sens = aggregation_sensitivity(kind, c.degree_cap, c.noise)
         rounds = c.attention_rounds if c.aggregation == "attention" else 1
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
         cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
         dp_sgd = private and kind == "node"
-        self.encoder = Encoder(self.in_dim, c.hidden, c.encoder_dim, self.num_classes)
-        self.classifier = HopClassifier(c.encoder_dim, c.hops + 1, c.hidden, self.num_classes)
+        self.encoder = self._make_encoder()
+        self.classifier = HopClassifier(self.h_dim, c.hops + 1, c.hidden, self.num_classes)
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
 
         def agg_entry(s: float) -> LedgerEntry:
+            if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
+                return LedgerEntry(
+                    mechanism="laplace", stage=f"gap.aggregation.{c.aggregation}", params={"epsilon": 1.0 / s},
+                    count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
+                    note=f"K={c.hops} hops x {rounds} round(s), rows L1-normalised, weights in [0,1], L1 sensitivity",
+                )
             return LedgerEntry(
                 mechanism="gaussian", stage=f"gap.aggregation.{c.aggregation}", params={"noise_multiplier": s * sens},
                 count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
@@ -258,10 +335,12 @@ class GAP(PrivateModel, NodeModelMixin):
             enc_trainer = make_dpsgd_trainer(
                 self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
+                batch_loss=node_batch_loss,
             )
             cls_trainer = make_dpsgd_trainer(
                 self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
+                batch_loss=node_batch_loss,
             )
             enc_t, cls_t = enc_trainer.ledger_entry(1), cls_trainer.ledger_entry(1)
             scale = calibrate_common_noise(
@@ -287,19 +366,27 @@ class GAP(PrivateModel, NodeModelMixin):
         self.encoder.eval()
         with torch.no_grad():
             h0 = self.encoder.embed(x)
+        h0_train = h0
+        if not dp_sgd and c.hop0 != "embedding" and c.crossfit_folds >= 2:
+            # Out-of-fold rows for the classifier's own hop-0 input on training nodes (models/prior.py explains why);
+            # public data only. The aggregation and every test node keep the full encoder's rows.
+            h0_train = out_of_fold_embedding(x, y, tr, h0, folds=c.crossfit_folds, hidden=c.hidden,
+                                             classes=self.num_classes, cfg=enc_cfg, generator=tgen)
 
         # 2. aggregation perturbation (cached), 3. classifier
         if c.aggregation == "attention":
-            self.scorer = AttentionScorer(c.encoder_dim)
+            self.scorer = AttentionScorer(self.h_dim)
         hops = None
-        for _ in range(rounds):
+        for r in range(rounds):
             adj = self.round_adjacency(work, x, h0, hops, y, tr, tgen)
             if private:
                 budget.charge(agg_entry(scale).with_count(c.hops))  # charged before the noisy aggregates exist
-            hops = perturbed_hops(adj, h0, c.hops, self.aggregation_noise_std, tgen)
+            # attention refinement reads earlier rounds' row-normalised hops; the classifier the last round's inputs
+            hops = perturbed_hops(adj, self._aggregated_rows(graph, h0), c.hops, self.aggregation_noise_std, tgen,
+                                  inputs=c.hop_inputs if r == rounds - 1 else "rownorm", noise=c.noise)
         assert hops is not None
         self._cache = (graph, hops)
-        feats = torch.stack([h0] + hops, dim=1)
+        feats = torch.stack([h0_train] + hops, dim=1)
         if dp_sgd:
             self.classifier.train()
             run_dpsgd(cls_trainer, (feats[tr], y[tr]), cls_steps, progress)
@@ -311,6 +398,28 @@ class GAP(PrivateModel, NodeModelMixin):
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
         return self
+
+    @property
+    def h_dim(self) -> int:
+        """Width of the rows that are aggregated (hop 0 and every released hop)."""
+        return self.config.encoder_dim if self.config.hop0 == "embedding" else self.num_classes
+
+    def _aggregated_rows(self, graph: Graph, h0: torch.Tensor) -> torch.Tensor:
+        """Rows H_0 that hop 1 sums (norm <= 1 each): the encoder's rows, or the one-hot training labels."""
+        if self.config.hop0 != "labels":
+            return h0
+        c = self.config
+        split = node_split(graph, train=c.train_frac, val=c.val_frac, seed=c.split_seed)  # same public split as fit
+        rows = torch.zeros(graph.num_nodes, self.num_classes)
+        tr = as_index(split.train)
+        rows[tr, torch.as_tensor(np.asarray(graph.labels))[tr]] = 1.0
+        return rows
+
+    def _make_encoder(self) -> nn.Module:
+        c = self.config
+        if c.hop0 != "embedding":
+            return ProbEncoder(self.in_dim, c.hidden, self.num_classes)
+        return Encoder(self.in_dim, c.hidden, c.encoder_dim, self.num_classes)
 
     def _adjacency(self, graph: Graph, x: torch.Tensor, h0: torch.Tensor) -> sp.csr_matrix:
         agg = self.config.aggregation
@@ -374,7 +483,9 @@ class GAP(PrivateModel, NodeModelMixin):
             # classifier sees inputs of the same distribution. Not a release of the training graph; not charged.
             work = cap_degree(graph, self.config.degree_cap) if self.kind == "node" else graph
             _, tgen, _ = noise_generators(None)
-            hops = perturbed_hops(self._adjacency(work, x, h0), h0, self.config.hops, self.aggregation_noise_std, tgen)
+            hops = perturbed_hops(self._adjacency(work, x, h0), self._aggregated_rows(graph, h0), self.config.hops,
+                                  self.aggregation_noise_std, tgen,
+                                  inputs=self.config.hop_inputs, noise=self.config.noise)
         return torch.stack([h0] + hops, dim=1)
 
     @torch.no_grad()
@@ -405,18 +516,20 @@ class GAP(PrivateModel, NodeModelMixin):
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "GAP":
-        model = cls(**{k: v for k, v in config.items() if k in GAPConfig.__dataclass_fields__})
+        # releases written before issue #17 carry neither key and were made with the original encoder and inputs
+        legacy = {"hop0": "embedding", "hop_inputs": "rownorm", "noise": "gaussian"}
+        model = cls(**{**legacy, **{k: v for k, v in config.items() if k in GAPConfig.__dataclass_fields__}})
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         model.kind = str(config.get("adjacency", "edge"))
         model.aggregation_noise_std = float(config.get("aggregation_noise_std", 0.0))
         tensors = load_tensors(Path(directory) / "weights.safetensors")
-        model.encoder = Encoder(model.in_dim, c.hidden, c.encoder_dim, model.num_classes)
+        model.encoder = model._make_encoder()
         model.encoder.load_state_dict(split_state(tensors, "encoder"))
-        model.classifier = HopClassifier(c.encoder_dim, c.hops + 1, c.hidden, model.num_classes)
+        model.classifier = HopClassifier(model.h_dim, c.hops + 1, c.hidden, model.num_classes)
         model.classifier.load_state_dict(split_state(tensors, "classifier"))
         if c.aggregation == "attention":
-            model.scorer = AttentionScorer(c.encoder_dim)
+            model.scorer = AttentionScorer(model.h_dim)
             model.scorer.load_state_dict(split_state(tensors, "scorer"))
         model.encoder.eval()
         model.classifier.eval()

@@ -80,6 +80,12 @@ def node_example_loss(model_fn, example):
     return nn.functional.cross_entropy(model_fn(x.unsqueeze(0)), y.unsqueeze(0))
 
 
+def node_batch_loss(module, batch):
+    """Per-example losses of a batch (entry i reads only example i): the ghost-clipping path of the engine."""
+    x, y = batch
+    return nn.functional.cross_entropy(module(x), y, reduction="none")
+
+
 @MODELS.register("dp-mlp")
 class DPMLP(PrivateModel, NodeModelMixin):
     """MLP on node features; DP-SGD under node / k-neighbor adjacency, free under edge adjacency."""
@@ -121,7 +127,7 @@ class DPMLP(PrivateModel, NodeModelMixin):
                 self.net, node_example_loss, budget=budget, cfg=tcfg, num_examples=tr.numel(), public_num_examples=split.train_slots,
                 noise_multiplier=1.0,
                 stage="dp_mlp.dpsgd", rng=rng, noise_generator=tgen, sensitivity=sens, neighboring=neighboring,
-                proof="dp-mlp",
+                proof="dp-mlp", batch_loss=node_batch_loss,
             )
             template = trainer.ledger_entry(1)
             sigma = calibrate_common_noise(lambda s: [with_noise(template, s, steps)], budget)

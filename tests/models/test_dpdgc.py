@@ -170,7 +170,7 @@ def test_fit_edge_and_prediction_uses_released_z(data_dir):
     assert [e.stage for e in b.ledger] == ["dpdgc.dp_emb.dpsgd", "dpdgc.z_release"]
     assert b.spent_epsilon() <= 1.0
     z1, z2 = m.embed(g), m.embed(g)
-    assert np.array_equal(z1, z2) and z1.shape == (g.num_nodes, m.config.hidden)
+    assert np.array_equal(z1, z2) and z1.shape == (g.num_nodes, m.emb_dim)
     assert len(b.ledger) == 2  # no charge at inference
 
 
@@ -183,3 +183,71 @@ def test_fit_k_neighbor_group_size(data_dir):
     assert z.sensitivity == pytest.approx(math.sqrt(30))
     assert cls.stage == "dpdgc.classifier.dpsgd"
     assert b.spent_epsilon() <= 16.0
+
+
+def test_edge_prior_without_dp_emb_training_charges_only_z(data_dir):
+    """encoder_epochs=0 with the public prior (edge adjacency): W starts at the prior's unit rows, no DP-SGD step
+    runs, so the ledger holds the Z release alone and it spends the whole budget."""
+    g = small_cora(data_dir, n=300)
+    b = Budget(epsilon=2.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    m = DPDGC(encoder_epochs=0, epochs=5).fit(g, b)
+    assert [e.stage for e in b.ledger] == ["dpdgc.z_release"]
+    assert 0.9 * 2.0 <= b.spent_epsilon() <= 2.0
+    assert m.prior is not None and m.emb.weight.shape[1] == m.num_classes
+    assert float(m.emb.weight.detach().norm(dim=1).max()) <= 1.0 + 1e-6
+
+
+@pytest.mark.parametrize("adjacency", ["edge", "k-neighbor:3", "node"])
+def test_z_release_probe_l1(data_dir, adjacency):
+    """z_noise='laplace': rows of W normalised in L1, Z = A W moves by <= 2 / 2k / 2D in L1."""
+    from graphrelease.models.dpdgc import normalized_rows_l1
+
+    g = small_cora(data_dir)
+    kind, _, k = adjacency.partition(":")
+    k = int(k) if k else None
+    if kind == "node":
+        g = cap_degree(g, D)
+        neighbours = node_neighbours
+    elif kind == "edge":
+        neighbours = edge_neighbours
+    else:
+        neighbours = k_neighbour_neighbours(k)
+
+    def query(graph, rng):
+        work = cap_degree(graph, D) if kind == "node" else graph
+        w = normalized_rows_l1(torch.as_tensor(rng.standard_normal((graph.num_nodes, 6)) * 3.0)).numpy()
+        return adjacency_matrix(work) @ w
+
+    r = probe_sensitivity(query, g, neighbours, declared=z_sensitivity(kind, k, D, "laplace"), draws=60,
+                          rng=np.random.default_rng(9), norm="l1")
+    assert_within(r)
+    assert r.max_ratio > 0.3
+
+
+def test_laplace_z_release_fit(data_dir):
+    """A Laplace Z release records one `laplace` entry (L1 sensitivity 2 under edge adjacency) spending the budget,
+    the forward pass keeps every row of W within L1 norm 1, and the noise scale is 2 / epsilon."""
+    g = small_cora(data_dir, n=300)
+    b = Budget(epsilon=2.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    m = DPDGC(encoder_epochs=0, epochs=3, z_noise="laplace").fit(g, b)
+    (entry,) = list(b.ledger.entries)
+    assert entry.mechanism == "laplace" and entry.sensitivity == 2.0
+    assert 0.9 * 2.0 <= b.spent_epsilon() <= 2.0
+    assert float(m.emb.bar(m.emb.weight.detach()).abs().sum(dim=1).max()) <= 1.0
+    assert m.z_noise_std == pytest.approx(2.0 / entry.params["epsilon"])
+
+
+def test_prior_rows_labels_start_from_training_labels(data_dir):
+    """prior_rows='labels' (edge adjacency): W's rows are the one-hot public training labels, zero elsewhere; with
+    encoder_epochs=0 they are exactly what Z aggregates, and only the Z release is charged."""
+    g = small_cora(data_dir, n=200)
+    b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp")
+    m = DPDGC(encoder_epochs=0, epochs=2, prior_rows="labels").fit(g, b)
+    w = m.emb.weight.detach()
+    tr = torch.as_tensor(m.split.train)
+    y = torch.as_tensor(np.asarray(g.labels))
+    assert torch.equal(w[tr].argmax(dim=1), y[tr]) and torch.equal(w[tr].sum(dim=1), torch.ones(tr.numel()))
+    others = torch.ones(g.num_nodes, dtype=torch.bool)
+    others[tr] = False
+    assert float(w[others].abs().sum()) == 0.0
+    assert [e.stage for e in b.ledger] == ["dpdgc.z_release"]
