@@ -1,0 +1,192 @@
+"""Sparse post-processing samplers for structure: BTER affinity blocks inside blocks, and component repair.
+
+Everything here reads released (DP) values and a synthetic graph only, never the input: it is post-processing and
+costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), as in
+:mod:`graphrelease.generators.classical_common`; nothing builds an ``n x n`` matrix.
+
+* :func:`affinity_groups` / :func:`sample_affinity_edges` — phase 1 of BTER (Seshadhri, Kolda & Pinar 2012, "Community
+  structure and scale-free collections of Erdos-Renyi graphs", Phys. Rev. E 85, 056109, Sec. III): nodes of similar
+  degree form small groups of ``d_min + 1`` nodes, each an Erdos-Renyi graph of density ``rho``; a node of degree
+  ``d`` in such a group has local clustering about ``rho^3`` and expected internal degree ``rho * d_min``. Ours forms
+  the groups *inside* each block of a DC-SBM (so they add to the block structure) and uses one density for all
+  groups, solved so that the expected triangle count matches a released one. Phase 2 (the excess degrees) is the
+  DC-SBM sampler of :mod:`graphrelease.generators.classical_common`.
+* :func:`merge_components` — connects the smallest components to the largest one until the component count reaches
+  a target, each new edge paid for by deleting an edge between two nodes of degree >= 3 in the largest component.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from graphrelease.generators.classical_common import _in_sorted, keys_to_edges, pair_keys
+
+
+def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:
+    """Symmetric 0/1 CSR adjacency of the pair keys."""
+    e = keys_to_edges(keys, n)
+    rows = np.concatenate([e[:, 0], e[:, 1]])
+    cols = np.concatenate([e[:, 1], e[:, 0]])
+    return sp.csr_matrix((np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n, n))
+
+
+def triangle_count_keys(n: int, keys: np.ndarray) -> float:
+    """Exact triangle count: edges oriented low -> high (degree, id) rank, ``T = sum((L @ L) * L)``."""
+    if keys.size < 3:
+        return 0.0
+    e = keys_to_edges(keys, n)
+    d = np.bincount(e.ravel(), minlength=n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), d))] = np.arange(n)
+    flip = rank[e[:, 0]] > rank[e[:, 1]]
+    lo = np.where(flip, e[:, 1], e[:, 0])
+    hi = np.where(flip, e[:, 0], e[:, 1])
+    low = sp.csr_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    return float((low @ low).multiply(low).sum())
+
+
+def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Generator, *, min_degree: int = 2
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """BTER groups inside blocks. Returns ``(order, starts)``: group ``g`` holds the nodes
+    ``order[starts[g]:starts[g+1]]``; nodes of degree below ``min_degree`` are in no group.
+
+    Within each block, nodes are sorted by degree (ties in random order) and cut greedily into runs of
+    ``round(d_first) + 1`` nodes, ``d_first`` the run's smallest degree (BTER phase 1); a run cut short by the end of
+    its block keeps the nodes that are left.
+    """
+    d = np.rint(np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)).astype(np.int64)
+    block_of = np.asarray(block_of, dtype=np.int64)
+    nodes = np.nonzero(d >= int(min_degree))[0]
+    nodes = nodes[np.lexsort((rng.random(nodes.size), d[nodes], block_of[nodes]))]
+    starts: list[int] = []
+    blocks = block_of[nodes]
+    bounds = np.flatnonzero(np.diff(blocks)) + 1
+    run_start = np.concatenate([[0], bounds]).tolist()
+    run_end = np.concatenate([bounds, [nodes.size]]).tolist()
+    dn = d[nodes].tolist()
+    for lo, hi in zip(run_start, run_end):
+        i = lo
+        while i < hi:
+            starts.append(i)
+            i += dn[i] + 1
+    starts.append(nodes.size)
+    return nodes, np.minimum(np.asarray(starts, dtype=np.int64), nodes.size)
+
+
+def group_sums(starts: np.ndarray) -> tuple[float, float]:
+    """``(sum C(s, 2), sum C(s, 3))`` over the groups: expected edges and triangles are ``rho`` and ``rho^3`` times
+    these."""
+    s = np.diff(starts).astype(np.float64)
+    return float(np.sum(s * (s - 1) / 2)), float(np.sum(s * (s - 1) * (s - 2) / 6))
+
+
+def group_densities(order: np.ndarray, starts: np.ndarray, degrees: np.ndarray, triangles: float,
+                    capped_share: float, cap: float, max_edges: float, power: float | None = None) -> np.ndarray:
+    r"""Per-group densities :math:`\rho_g = \min(1, \rho_0 (s_g / \bar s)^{\beta})` matched to two released numbers.
+
+    :math:`\beta` (grid -1 .. 2) makes the expected share of triangles whose top degree is below ``cap`` (weight
+    :math:`\min(1, D/d_{\max,g})`, :math:`d_{\max,g}` the group's largest released degree) equal ``capped_share``
+    (the released :math:`\hat T_{D_1} / \hat T`): it decides whether triangles sit with low-degree nodes (high average
+    clustering) or with hubs. :math:`\rho_0` (bisection) then makes :math:`\sum_g \rho_g^3 \binom{s_g}{3}` equal
+    ``triangles``, with the expected affinity edges :math:`\sum_g \rho_g \binom{s_g}{2}` at most ``max_edges``.
+    """
+    sizes = np.diff(starts).astype(np.float64)
+    if sizes.size == 0 or triangles <= 0:
+        return np.zeros(sizes.size)
+    deg = np.asarray(degrees, dtype=np.float64)[order]
+    top = np.maximum.reduceat(deg, starts[:-1]) if deg.size else np.zeros(0)
+    weight = np.minimum(1.0, float(cap) / np.maximum(top, 1.0))
+    c2, c3 = sizes * (sizes - 1) / 2, sizes * (sizes - 1) * (sizes - 2) / 6
+    ref = float(np.average(sizes, weights=np.maximum(c3, 1e-12))) if c3.sum() > 0 else 1.0
+
+    def solve(beta: float) -> np.ndarray:
+        shape = (sizes / ref) ** beta
+        lo, hi = 0.0, 1.0 / max(float(shape.min()), 1e-12)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            rho = np.minimum(1.0, mid * shape)
+            if np.sum(rho ** 3 * c3) > triangles or np.sum(rho * c2) > max_edges:
+                hi = mid
+            else:
+                lo = mid
+        return np.minimum(1.0, lo * shape)
+
+    best, best_gap = None, np.inf
+    for beta in (np.linspace(-1.0, 2.0, 31) if power is None else [float(power)]):
+        rho = solve(float(beta))
+        t = rho ** 3 * c3
+        share = float(np.sum(t * weight) / max(np.sum(t), 1e-12))
+        gap = abs(share - float(np.clip(capped_share, 0.0, 1.0)))
+        if gap < best_gap - 1e-9:
+            best, best_gap = rho, gap
+    return best
+
+
+def internal_degrees(n: int, order: np.ndarray, starts: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Expected degree of every node inside its group, ``rho_g * (s_g - 1)`` (0 outside groups)."""
+    out = np.zeros(n)
+    sizes = np.diff(starts)
+    out[order] = np.repeat(np.asarray(rho, dtype=np.float64) * (sizes - 1), sizes)
+    return out
+
+
+def sample_affinity_edges(n: int, order: np.ndarray, starts: np.ndarray, rho: np.ndarray, rng: np.random.Generator
+                          ) -> np.ndarray:
+    """Group ``g`` an Erdos-Renyi graph G(s_g, rho_g), independently; sorted pair keys. Work is ``sum C(s, 2)``."""
+    sizes = np.diff(starts)
+    out = [np.zeros(0, dtype=np.int64)]
+    rho = np.clip(np.asarray(rho, dtype=np.float64), 0.0, 1.0)
+    for s in np.unique(sizes[sizes >= 2]).tolist():
+        sel = sizes == s
+        gs, gr = starts[:-1][sel], rho[sel]
+        iu, ju = np.triu_indices(s, 1)
+        # Bound the mask's memory: groups of one size in chunks of about 4M pairs.
+        step = max(1, 4_000_000 // iu.size)
+        for c0 in range(0, gs.size, step):
+            g = gs[c0:c0 + step]
+            keep = rng.random((g.size, iu.size)) < gr[c0:c0 + step, None]
+            gi, pi = np.nonzero(keep)
+            a = order[g[gi] + iu[pi]]
+            b = order[g[gi] + ju[pi]]
+            out.append(pair_keys(np.stack([a, b], axis=1), n))
+    return np.sort(np.concatenate(out))
+
+def merge_components(n: int, keys: np.ndarray, target_components: float, weights: np.ndarray,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Join components to the largest one until at most ``target_components`` remain; edge count kept.
+
+    Candidates, in order: the smallest non-largest components first, isolated nodes with the largest ``weights``
+    (released degrees) before other isolated nodes; nodes whose weight rounds to 0 stay isolated. Each join adds an
+    edge from the component's highest-weight node to a node of the largest component drawn proportionally to
+    ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3.
+    """
+    keys = np.sort(np.asarray(keys, dtype=np.int64))
+    if keys.size == 0:
+        return keys
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    ncomp, comp = sp.csgraph.connected_components(csr_from_keys(n, keys), directed=False)
+    excess = int(ncomp - max(1, int(round(target_components))))
+    if excess <= 0:
+        return keys
+    sizes = np.bincount(comp, minlength=ncomp)
+    giant = int(np.argmax(sizes))
+    # Representative of each component: its highest-weight node.
+    order = np.lexsort((-w, comp))
+    first = np.searchsorted(comp[order], np.arange(ncomp))
+    rep = order[first]
+    cand = np.array([k for k in range(ncomp) if k != giant], dtype=np.int64)
+    cand = cand[~((sizes[cand] == 1) & (np.rint(w[rep[cand]]) < 1))]
+    # Small components first; among equal sizes, the ones whose representative should have the most edges.
+    cand = cand[np.lexsort((-w[rep[cand]], sizes[cand]))][:excess]
+    if cand.size == 0:
+        return keys
+    in_giant = np.nonzero(comp == giant)[0]
+    pw = w[in_giant] + 1e-12
+    targets = in_giant[rng.choice(in_giant.size, size=cand.size, p=pw / pw.sum())]
+    added = np.unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
+    e = keys_to_edges(keys, n)
+    deg = np.bincount(e.ravel(), minlength=n)
+    removable = keys[(comp[e[:, 0]] == giant) & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3)]
+    dead = rng.choice(removable, size=min(added.size, removable.size), replace=False)
+    return np.union1d(keys[~_in_sorted(keys, np.sort(dead))], added)
