@@ -55,7 +55,10 @@ def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Ge
     ``round(d_first) + 1`` nodes, ``d_first`` the run's smallest degree (BTER phase 1); a run cut short by the end of
     its block keeps the nodes that are left.
     """
-    d = np.rint(np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)).astype(np.int64)
+    # Randomised rounding: the released degrees are reals, and rounding them all the same way would pile nodes on
+    # the same integer and give every group of one size the same internal degree (spikes in the histogram).
+    x = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    d = np.floor(x + rng.random(x.size)).astype(np.int64)
     block_of = np.asarray(block_of, dtype=np.int64)
     nodes = np.nonzero(d >= int(min_degree))[0]
     nodes = nodes[np.lexsort((rng.random(nodes.size), d[nodes], block_of[nodes]))]
@@ -81,46 +84,28 @@ def group_sums(starts: np.ndarray) -> tuple[float, float]:
     return float(np.sum(s * (s - 1) / 2)), float(np.sum(s * (s - 1) * (s - 2) / 6))
 
 
-def group_densities(order: np.ndarray, starts: np.ndarray, degrees: np.ndarray, triangles: float,
-                    capped_share: float, cap: float, max_edges: float, power: float | None = None) -> np.ndarray:
-    r"""Per-group densities :math:`\rho_g = \min(1, \rho_0 (s_g / \bar s)^{\beta})` matched to two released numbers.
+def group_densities(starts: np.ndarray, max_edges: float, triangles: float, power: float = 0.0) -> np.ndarray:
+    r"""Per-group densities :math:`\rho_g = \min(1, \rho_0 (s_g/\bar s)^{\beta})`.
 
-    :math:`\beta` (grid -1 .. 2) makes the expected share of triangles whose top degree is below ``cap`` (weight
-    :math:`\min(1, D/d_{\max,g})`, :math:`d_{\max,g}` the group's largest released degree) equal ``capped_share``
-    (the released :math:`\hat T_{D_1} / \hat T`): it decides whether triangles sit with low-degree nodes (high average
-    clustering) or with hubs. :math:`\rho_0` (bisection) then makes :math:`\sum_g \rho_g^3 \binom{s_g}{3}` equal
+    :math:`\rho_0` (bisection) makes the expected affinity triangles :math:`\sum_g \rho_g^3 \binom{s_g}{3}` equal
     ``triangles``, with the expected affinity edges :math:`\sum_g \rho_g \binom{s_g}{2}` at most ``max_edges``.
+    ``power`` :math:`\beta = 0` is BTER with one clustering level for every degree (:math:`\rho^3`).
     """
     sizes = np.diff(starts).astype(np.float64)
     if sizes.size == 0 or triangles <= 0:
         return np.zeros(sizes.size)
-    deg = np.asarray(degrees, dtype=np.float64)[order]
-    top = np.maximum.reduceat(deg, starts[:-1]) if deg.size else np.zeros(0)
-    weight = np.minimum(1.0, float(cap) / np.maximum(top, 1.0))
     c2, c3 = sizes * (sizes - 1) / 2, sizes * (sizes - 1) * (sizes - 2) / 6
     ref = float(np.average(sizes, weights=np.maximum(c3, 1e-12))) if c3.sum() > 0 else 1.0
-
-    def solve(beta: float) -> np.ndarray:
-        shape = (sizes / ref) ** beta
-        lo, hi = 0.0, 1.0 / max(float(shape.min()), 1e-12)
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            rho = np.minimum(1.0, mid * shape)
-            if np.sum(rho ** 3 * c3) > triangles or np.sum(rho * c2) > max_edges:
-                hi = mid
-            else:
-                lo = mid
-        return np.minimum(1.0, lo * shape)
-
-    best, best_gap = None, np.inf
-    for beta in (np.linspace(-1.0, 2.0, 31) if power is None else [float(power)]):
-        rho = solve(float(beta))
-        t = rho ** 3 * c3
-        share = float(np.sum(t * weight) / max(np.sum(t), 1e-12))
-        gap = abs(share - float(np.clip(capped_share, 0.0, 1.0)))
-        if gap < best_gap - 1e-9:
-            best, best_gap = rho, gap
-    return best
+    shape = (sizes / ref) ** float(power)
+    lo, hi = 0.0, 1.0 / max(float(shape.min()), 1e-12)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        rho = np.minimum(1.0, mid * shape)
+        if np.sum(rho ** 3 * c3) > triangles or np.sum(rho * c2) > max_edges:
+            hi = mid
+        else:
+            lo = mid
+    return np.minimum(1.0, lo * shape)
 
 
 def internal_degrees(n: int, order: np.ndarray, starts: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -157,7 +142,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     """Join components to the largest one until at most ``target_components`` remain; edge count kept.
 
     Candidates, in order: the smallest non-largest components first, isolated nodes with the largest ``weights``
-    (released degrees) before other isolated nodes; nodes whose weight rounds to 0 stay isolated. Each join adds an
+    (released degrees) before other isolated nodes; nodes whose weight rounds to 0 come last. Each join adds an
     edge from the component's highest-weight node to a node of the largest component drawn proportionally to
     ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3.
     """
@@ -176,9 +161,10 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     first = np.searchsorted(comp[order], np.arange(ncomp))
     rep = order[first]
     cand = np.array([k for k in range(ncomp) if k != giant], dtype=np.int64)
-    cand = cand[~((sizes[cand] == 1) & (np.rint(w[rep[cand]]) < 1))]
-    # Small components first; among equal sizes, the ones whose representative should have the most edges.
-    cand = cand[np.lexsort((-w[rep[cand]], sizes[cand]))][:excess]
+    # Components holding a node that should have edges go first (smallest first, then by weight); isolated nodes
+    # whose released degree rounds to 0 go last: the released component count decides whether they stay alone.
+    empty = (sizes[cand] == 1) & (np.rint(w[rep[cand]]) < 1)
+    cand = cand[np.lexsort((-w[rep[cand]], sizes[cand], empty))][:excess]
     if cand.size == 0:
         return keys
     in_giant = np.nonzero(comp == giant)[0]

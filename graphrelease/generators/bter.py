@@ -90,6 +90,38 @@ def order_blocks(n: int, k: int) -> np.ndarray:
     return relabel((np.arange(n, dtype=np.int64) * int(k)) // max(n, 1))
 
 
+def fit_block_margins(counts: np.ndarray, labels: np.ndarray, excess: np.ndarray, total: int,
+                      iterations: int = 50) -> np.ndarray:
+    """Phase-2 block-pair counts: the released counts rescaled (iterative proportional fitting, Deming & Stephan
+    1940) so that every block's volume equals the excess degree left to its nodes, with ``total`` edges in all.
+
+    IPF keeps the released counts' odds ratios (which block pairs are dense relative to their volumes: the community
+    signal) while the margins follow the degrees, so a hub keeps its degree whatever the affinity groups took from
+    its block. Post-processing of released values. Returns upper-triangle counts in ``np.triu_indices`` order.
+    """
+    k = int(labels.max()) + 1
+    iu, ju = np.triu_indices(k)
+    vol = np.zeros((k, k))
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    vol[iu, ju] += c
+    vol[ju, iu] += c  # diagonal cells counted twice: a within-block edge adds 2 to its block's volume
+    want = np.bincount(labels, weights=excess, minlength=k)
+    want = want * (2.0 * total / want.sum()) if want.sum() > 0 else want
+    # Blocks with volume wanted but no released edge get a tiny uniform seed so they can receive edges.
+    vol = vol + 1e-6 * np.outer(want > 0, want > 0)
+    # A cell cannot hold more edges than its node pairs (diagonal volume counts each pair twice): clip after every
+    # scaling step, so the volume a full cell cannot take moves to the block's other cells.
+    sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    capacity = np.outer(sizes, sizes)
+    np.fill_diagonal(capacity, sizes * (sizes - 1))
+    for _ in range(int(iterations)):
+        row = vol.sum(axis=1)
+        f = np.where(row > 0, np.sqrt(want / np.maximum(row, 1e-300)), 0.0)
+        vol = np.minimum(vol * f[:, None] * f[None, :], capacity)
+    cells = np.where(iu == ju, vol[iu, ju] / 2.0, vol[iu, ju])
+    return round_preserving_sum(cells, int(total))
+
+
 class FittedBTER(ReleasedParams):
     kind: ClassVar[str] = "dp_bter"
 
@@ -100,17 +132,17 @@ class FittedBTER(ReleasedParams):
         degrees = self.arrays["degrees"].astype(np.float64)
         counts = self.arrays["block_counts"].astype(np.int64)
         inner = sample_affinity_edges(n, order, starts, rho, rng)
-        # Affinity edges lie inside one block: take them off that block's diagonal count, then spread the remaining
-        # edge total over the block pairs in proportion to what is left (edge count kept).
-        iu, ju = np.triu_indices(k)
-        diag_pos = np.flatnonzero(iu == ju)
-        per_block = np.bincount(labels[inner // n], minlength=k)
-        rest = counts.astype(np.float64).copy()
-        rest[diag_pos] = np.maximum(rest[diag_pos] - per_block, 0.0)
-        total = max(int(counts.sum()) - inner.size, 0)
-        rest = round_preserving_sum(rest * (total / rest.sum()) if rest.sum() > 0 else rest, total)
         excess = np.maximum(degrees - internal_degrees(n, order, starts, rho), 0.0)
+        total = max(int(counts.sum()) - inner.size, 0)
+        rest = fit_block_margins(counts, labels, excess, total)
+        iu, ju = np.triu_indices(k)
         outer = sample_block_edges(n, labels, excess, iu, ju, rest, rng, exclude_sorted_keys=inner)
+        # Distinct-pair sampling saturates hubs (a pair holds one edge however large w_u w_v / 2m is), so hubs end up
+        # below their excess degree: reweight by target / realised once and redraw (post-processing).
+        got = np.bincount(outer // n, minlength=n) + np.bincount(outer % n, minlength=n)
+        boost = np.clip(excess / np.maximum(got, 0.5), 1.0, 4.0)
+        if np.any(boost > 1.2):
+            outer = sample_block_edges(n, labels, excess * boost, iu, ju, rest, rng, exclude_sorted_keys=inner)
         return np.union1d(inner, outer)
 
     def _sample_one(self, rng: np.random.Generator) -> Graph:
@@ -118,13 +150,13 @@ class FittedBTER(ReleasedParams):
         labels = self.arrays["labels"].astype(np.int64)
         degrees = self.arrays["degrees"].astype(np.float64)
         target = float(self.arrays["triangles"])
-        share = float(self.arrays["capped_share"])
-        cap = float(self.config.get("triangle_scale_cap", 2.0))
-        # Affinity edges may use most of the edge budget (at most 0.9 m); the rest joins the groups.
+        power = float(self.config.get("density_power", 0.0))
+        k = int(labels.max()) + 1
+        iu, ju = np.triu_indices(k)
+        # Affinity edges may use at most 90% of the released edges (the rest joins the groups to each other).
         max_edges = 0.9 * float(self.arrays["block_counts"].sum())
-        power = self.config.get("density_power")
         order, starts = affinity_groups(degrees, labels, rng)
-        rho = group_densities(order, starts, degrees, target, share, cap, max_edges, power)
+        rho = group_densities(starts, max_edges, target, power)
         keys = self._draw(rng, order, starts, rho)
         got = triangle_count_keys(n, keys)
         sizes = np.diff(starts).astype(np.float64)
@@ -132,8 +164,7 @@ class FittedBTER(ReleasedParams):
         if inside > 0 and abs(got - target) > 0.05 * target:
             # One pilot correction: the triangles not made inside groups (phase 2, mixed) are about got - inside.
             other = max(got - inside, 0.0)
-            rho = group_densities(order, starts, degrees, max(target - other, 0.0), share, cap, max_edges,
-                                  power)
+            rho = group_densities(starts, max_edges, max(target - other, 0.0), power)
             keys = self._draw(rng, order, starts, rho)
         keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
@@ -148,15 +179,15 @@ class DPBTER(GraphGenerator):
     """
 
     def __init__(self, *, fractions: dict[str, float] | None = None, use_node_order: bool = True,
-                 density_power: float | None = 0.0, seed: int | None = None) -> None:
+                 density_power: float = 0.0, seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         if set(given) != set(DEFAULT_FRACTIONS):
             raise OptionError(f"fractions must have the keys {sorted(DEFAULT_FRACTIONS)}, got {sorted(given)}")
         self.fractions = split_fractions({k: float(v) for k, v in given.items()}, "dp_bter")
         self.use_node_order = bool(use_node_order)
-        if density_power is not None and not (-1.0 <= float(density_power) <= 2.0):
-            raise OptionError(f"density_power must be in [-1, 2] or None (fit), got {density_power}")
-        self.density_power = None if density_power is None else float(density_power)
+        if not (-1.0 <= float(density_power) <= 2.0):
+            raise OptionError(f"density_power must be in [-1, 2], got {density_power}")
+        self.density_power = float(density_power)
         self.seed = seed
 
     def _candidates(self, n: int, degrees: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -198,9 +229,7 @@ class DPBTER(GraphGenerator):
         return FittedBTER(
             n,
             {"labels": labels, "block_counts": block_counts, "degrees": deg.values,
-             "triangles": np.array(tri.triangles), "components": np.array(comps),
-             # Share of the triangles whose top degree is below the first-stage cap (both numbers released).
-             "capped_share": np.array(float(np.clip(tri.raw_scale / max(tri.triangles, 1.0), 0.0, 1.0)))},
+             "triangles": np.array(tri.triangles), "components": np.array(comps)},
             {"partition": mode, "fractions": self.fractions, "use_node_order": self.use_node_order,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale},

@@ -136,12 +136,33 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
     noisy_node = charge_laplace(budget, rng, deg, epsilon=epsilon_rank, sensitivity=DEGREE_SENSITIVITY,
                                 stage=f"{stage}.node_degrees", proof=PROOF,
                                 note="per-node degrees (only their order is used), L1 sensitivity 2")
-    sorted_vals = np.clip(isotonic_increasing(noisy_sorted), 0.0, n - 1)
+    sorted_vals = np.clip(interpolate_plateaus(isotonic_increasing(noisy_sorted)), 0.0, n - 1)
     # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
     order = np.lexsort((rng.random(n), noisy_node))
     values = np.empty(n)
     values[order] = sorted_vals
     return DegreeRelease(values=values, noisy_per_node=noisy_node)
+
+
+def interpolate_plateaus(y: np.ndarray) -> np.ndarray:
+    """Replace the flat runs of an isotonic fit by the line through the runs' centres (post-processing).
+
+    Isotonic regression of a noisy sorted sequence returns long plateaus (hundreds of nodes at one degree, none at the
+    next few), which a sampler reproduces as spikes and gaps in the degree histogram. Interpolating between plateau
+    centres keeps the fit non-decreasing and each plateau's level at its centre, and spreads its nodes over the
+    degrees between its neighbours.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < 3:
+        return y.copy()
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(y) != 0) + 1])
+    ends = np.concatenate([starts[1:], [y.size]])
+    centres = (starts + ends - 1) / 2.0
+    levels = y[starts]
+    if centres.size < 2:
+        return y.copy()
+    # The first and last runs keep their level out to the ends (no extrapolation beyond the data).
+    return np.interp(np.arange(y.size, dtype=np.float64), centres, levels)
 
 
 def wedge_count(degrees: np.ndarray) -> float:

@@ -104,13 +104,16 @@ def test_merge_components_keeps_edge_count():
     pairs = np.stack([np.arange(50, 70, 2), np.arange(51, 71, 2)], 1)
     keys = np.unique(pair_keys(np.vstack([cyc, chords, pairs]), n))
     weights = np.ones(n)
-    weights[70:] = 0.0  # the isolated nodes should stay isolated
+    weights[70:] = 0.0  # isolated nodes that should stay isolated unless the target asks for fewer components
     out = merge_components(n, keys, 6.0, weights, rng)
     import scipy.sparse as sp
 
     ncomp = sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0]
     assert out.size == keys.size
     assert ncomp == 6  # the largest component plus the five weight-0 isolated nodes
+    out = merge_components(n, keys, 3.0, weights, rng)
+    assert out.size == keys.size
+    assert sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0] == 3
 
 
 @pytest.mark.slow
