@@ -130,3 +130,36 @@ def test_slashdot_under_30_cpu_seconds_and_2_gib(data_dir):
     assert cpu < 30.0, cpu
     assert peak < 2 * 2**30, peak
     assert abs(g.num_edges - graph.num_edges) <= 0.02 * graph.num_edges
+
+
+def test_block_margins_follow_the_excess_degrees():
+    from graphrelease.generators.bter import fit_block_margins
+
+    rng = np.random.default_rng(2)
+    labels = np.repeat(np.arange(4), [50, 30, 15, 5])
+    k = 4
+    iu, ju = np.triu_indices(k)
+    counts = rng.integers(5, 60, iu.size).astype(float)
+    excess = rng.uniform(0, 10, labels.size)
+    out = fit_block_margins(counts, labels, excess, 400)
+    assert out.sum() == 400 and np.all(out >= 0)
+    vol = np.zeros((k, k))
+    vol[iu, ju] += out
+    vol[ju, iu] += out
+    want = np.bincount(labels, weights=excess) * (800 / excess.sum())
+    # Integer rounding moves each cell by < 1; the margins are met up to that.
+    np.testing.assert_allclose(vol.sum(axis=1), want, atol=k + 1)
+    # Never more edges in a cell than node pairs.
+    sizes = np.bincount(labels)
+    cap = np.where(iu == ju, sizes[iu] * (sizes[iu] - 1) // 2, sizes[iu] * sizes[ju])
+    assert np.all(out <= cap)
+
+
+def test_plateau_interpolation_is_monotone_and_spreads_runs():
+    from graphrelease.generators.dp_stats import interpolate_plateaus
+
+    y = np.array([0.0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 7, 7])
+    z = interpolate_plateaus(y)
+    assert np.all(np.diff(z) >= 0)
+    assert z[0] == 0.0 and z[-1] == 7.0
+    assert np.unique(np.round(z, 6)).size > np.unique(y).size
