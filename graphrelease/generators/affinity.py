@@ -138,13 +138,14 @@ def sample_affinity_edges(n: int, order: np.ndarray, starts: np.ndarray, rho: np
     return np.sort(np.concatenate(out))
 
 def merge_components(n: int, keys: np.ndarray, target_components: float, weights: np.ndarray,
-                     rng: np.random.Generator) -> np.ndarray:
+                     rng: np.random.Generator, *, protected: np.ndarray | None = None) -> np.ndarray:
     """Join components to the largest one until at most ``target_components`` remain; edge count kept.
 
     Candidates, in order: the smallest non-largest components first, isolated nodes with the largest ``weights``
     (released degrees) before other isolated nodes; nodes whose weight rounds to 0 come last. Each join adds an
     edge from the component's highest-weight node to a node of the largest component drawn proportionally to
-    ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3.
+    ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3, preferring edges
+    not in ``protected`` (sorted keys, e.g. the affinity edges that hold the triangles).
     """
     keys = np.sort(np.asarray(keys, dtype=np.int64))
     if keys.size == 0:
@@ -173,6 +174,19 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     added = np.unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
     e = keys_to_edges(keys, n)
     deg = np.bincount(e.ravel(), minlength=n)
-    removable = keys[(comp[e[:, 0]] == giant) & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3)]
-    dead = rng.choice(removable, size=min(added.size, removable.size), replace=False)
+    in_giant_edge = comp[e[:, 0]] == giant
+    spare = _in_sorted(keys, np.sort(np.asarray(protected, dtype=np.int64))) if protected is not None else \
+        np.zeros(keys.size, dtype=bool)
+    # Deletion candidates in order of preference: unprotected edges between nodes of degree >= 3 (rarely in a
+    # triangle, rarely a bridge), then unprotected edges at degree >= 2, then protected ones of degree >= 3.
+    tiers = [in_giant_edge & ~spare & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3),
+             in_giant_edge & ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2),
+             in_giant_edge & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3)]
+    dead = np.zeros(0, dtype=np.int64)
+    for tier in tiers:
+        need = added.size - dead.size
+        if need <= 0:
+            break
+        pool = keys[tier & ~_in_sorted(keys, np.sort(dead))]
+        dead = np.concatenate([dead, rng.choice(pool, size=min(need, pool.size), replace=False)])
     return np.union1d(keys[~_in_sorted(keys, np.sort(dead))], added)

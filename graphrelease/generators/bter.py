@@ -12,7 +12,9 @@ graph that matches them. Releases (basic sequential composition; default shares 
    already released: log-binned released degrees (degree classes), contiguous runs of the public node numbering
    (8, 16, 32 blocks; the numbering is public under edge adjacency and crawl orders often carry locality), and a
    single block. No labels or features are read.
-3. Block-pair edge counts [0.15]: Laplace, L1 sensitivity 1, norm-sub; their sum is the edge count.
+3. Block-pair edge counts [0.10] and the edge count [0.05]: Laplace, L1 sensitivity 1 each; the total is the
+   inverse-variance combination of the count and the cells' sum (with C cells the sum's noise variance is C times
+   a single count's), and norm-sub projects the cells onto it, so the edge count stays accurate with many blocks.
 4. Triangles [0.35]: the smoothly capped count :math:`T_D`, two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`).
 5. Components [0.05]: the number of connected components, sensitivity 1.
@@ -75,8 +77,8 @@ from graphrelease.privacy.ledger import LedgerEntry
 PROOF = "docs/privacy.md#dp-bter"
 
 #: Default budget shares (sum 1).
-DEFAULT_FRACTIONS = {"sorted_degrees": 0.25, "rank_degrees": 0.15, "select": 0.05, "block_counts": 0.15,
-                     "triangles": 0.35, "components": 0.05}
+DEFAULT_FRACTIONS = {"sorted_degrees": 0.25, "rank_degrees": 0.15, "select": 0.05, "block_counts": 0.10,
+                     "edge_count": 0.05, "triangles": 0.35, "components": 0.05}
 #: Candidate block counts for contiguous runs of the public node numbering.
 ORDER_BLOCKS = (8, 16, 32)
 
@@ -131,7 +133,9 @@ def fit_block_margins(counts: np.ndarray, labels: np.ndarray, excess: np.ndarray
 class FittedBTER(ReleasedParams):
     kind: ClassVar[str] = "dp_bter"
 
-    def _draw(self, rng: np.random.Generator, order: np.ndarray, starts: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    def _draw(self, rng: np.random.Generator, order: np.ndarray, starts: np.ndarray, rho: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """One graph (sorted keys) and its affinity edges."""
         n = self.num_nodes
         labels = self.arrays["labels"].astype(np.int64)
         k = int(labels.max()) + 1
@@ -149,7 +153,7 @@ class FittedBTER(ReleasedParams):
         boost = np.clip(excess / np.maximum(got, 0.5), 1.0, 4.0)
         if np.any(boost > 1.2):
             outer = sample_block_edges(n, labels, excess * boost, iu, ju, rest, rng, exclude_sorted_keys=inner)
-        return np.union1d(inner, outer)
+        return np.union1d(inner, outer), inner
 
     def _sample_one(self, rng: np.random.Generator) -> Graph:
         n = self.num_nodes
@@ -163,7 +167,7 @@ class FittedBTER(ReleasedParams):
         max_edges = 0.9 * float(self.arrays["block_counts"].sum())
         order, starts = affinity_groups(degrees, labels, rng)
         rho = group_densities(starts, max_edges, target, power)
-        keys = self._draw(rng, order, starts, rho)
+        keys, inner = self._draw(rng, order, starts, rho)
         got = triangle_count_keys(n, keys)
         sizes = np.diff(starts).astype(np.float64)
         inside = float(np.sum(rho ** 3 * sizes * (sizes - 1) * (sizes - 2) / 6))
@@ -171,8 +175,8 @@ class FittedBTER(ReleasedParams):
             # One pilot correction: the triangles not made inside groups (phase 2, mixed) are about got - inside.
             other = max(got - inside, 0.0)
             rho = group_densities(starts, max_edges, max(target - other, 0.0), power)
-            keys = self._draw(rng, order, starts, rho)
-        keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng)
+            keys, inner = self._draw(rng, order, starts, rho)
+        keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng, protected=inner)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
 
 
@@ -239,7 +243,14 @@ class DPBTER(GraphGenerator):
         noisy_counts = charge_laplace(budget, rng, group_pair_counts(graph, labels, k), epsilon=f["block_counts"],
                                       sensitivity=1.0, stage="dp_bter.block_counts", proof=PROOF,
                                       note=f"{k}x{k} block-pair edge counts (upper triangle with diagonal)")
-        block_counts = norm_sub(noisy_counts)
+        # The cells' noisy sum estimates m with variance 2 C b^2 over C cells; the separate count has 2 b_m^2.
+        # Inverse-variance weighting of the two (post-processing) fixes the total, norm-sub fixes the cells.
+        noisy_m = float(charge_laplace(budget, rng, float(graph.num_edges), epsilon=f["edge_count"], sensitivity=1.0,
+                                       stage="dp_bter.edge_count", proof=PROOF, note="edge count, L1 sensitivity 1"))
+        var_cells = noisy_counts.size / f["block_counts"] ** 2
+        var_m = 1.0 / f["edge_count"] ** 2
+        total = (noisy_m / var_m + float(noisy_counts.sum()) / var_cells) / (1.0 / var_m + 1.0 / var_cells)
+        block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
         tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter")
         comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
         return FittedBTER(

@@ -43,7 +43,7 @@ def test_fit_spends_exactly_and_reads_no_node_data(cora, tmp_path):
     check_budget_spent_exactly(budget, 1.0)
     assert [e.stage for e in budget.ledger] == [
         "dp_bter.sorted_degrees", "dp_bter.node_degrees", "dp_bter.partition_select", "dp_bter.block_counts",
-        "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.components"]
+        "dp_bter.edge_count", "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.components"]
     # Cora carries labels and features; this generator must not declare (or use) them.
     assert set(fitted.public_assumptions) == {"num_nodes", "node_order"}
     assert fitted.config["partition"] in {"single_block", "degree_classes", "node_order:8", "node_order:16",
