@@ -11,6 +11,7 @@ costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), 
   the groups *inside* each block of a DC-SBM (so they add to the block structure) and uses one density for all
   groups, solved so that the expected triangle count matches a released one. Phase 2 (the excess degrees) is the
   DC-SBM sampler of :mod:`graphrelease.generators.classical_common`.
+* :func:`trim_to_degrees` — drops random affinity edges at nodes that drew more than their degree.
 * :func:`merge_components` — connects the smallest components to the largest one until the component count reaches
   a target, each new edge paid for by deleting an edge between two nodes of degree >= 3 in the largest component.
 """
@@ -46,14 +47,33 @@ def triangle_count_keys(n: int, keys: np.ndarray) -> float:
     return float((low @ low).multiply(low).sum())
 
 
+def _cut_runs(nodes: np.ndarray, d: np.ndarray, segments: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Greedy BTER cuts of each ``[lo, hi)`` segment of degree-sorted ``nodes``: full groups' starts, and the
+    positions of the nodes of each segment's short last run (fewer nodes than ``d_first + 1``)."""
+    starts: list[int] = []
+    leftover: list[int] = []
+    dn = d[nodes].tolist()
+    for lo, hi in segments:
+        i = lo
+        while i < hi:
+            if i + dn[i] + 1 <= hi:
+                starts.append(i)
+            else:
+                leftover.extend(range(i, hi))
+            i += dn[i] + 1
+    return starts, leftover
+
+
 def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Generator, *, min_degree: int = 2
                     ) -> tuple[np.ndarray, np.ndarray]:
     """BTER groups inside blocks. Returns ``(order, starts)``: group ``g`` holds the nodes
     ``order[starts[g]:starts[g+1]]``; nodes of degree below ``min_degree`` are in no group.
 
     Within each block, nodes are sorted by degree (ties in random order) and cut greedily into runs of
-    ``round(d_first) + 1`` nodes, ``d_first`` the run's smallest degree (BTER phase 1); a run cut short by the end of
-    its block keeps the nodes that are left.
+    ``round(d_first) + 1`` nodes, ``d_first`` the run's smallest degree (BTER phase 1). A block's last run is usually
+    short (its highest-degree nodes, too few for a group of their degree); those nodes from all blocks are pooled and
+    cut again by degree across blocks, so hubs of small blocks still get groups of their size (a truncated group
+    would give them few triangles and push the triangle target onto the low-degree groups).
     """
     # Randomised rounding: the released degrees are reals, and rounding them all the same way would pile nodes on
     # the same integer and give every group of one size the same internal degree (spikes in the histogram).
@@ -62,19 +82,22 @@ def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Ge
     block_of = np.asarray(block_of, dtype=np.int64)
     nodes = np.nonzero(d >= int(min_degree))[0]
     nodes = nodes[np.lexsort((rng.random(nodes.size), d[nodes], block_of[nodes]))]
-    starts: list[int] = []
-    blocks = block_of[nodes]
-    bounds = np.flatnonzero(np.diff(blocks)) + 1
-    run_start = np.concatenate([[0], bounds]).tolist()
-    run_end = np.concatenate([bounds, [nodes.size]]).tolist()
-    dn = d[nodes].tolist()
-    for lo, hi in zip(run_start, run_end):
-        i = lo
-        while i < hi:
-            starts.append(i)
-            i += dn[i] + 1
-    starts.append(nodes.size)
-    return nodes, np.minimum(np.asarray(starts, dtype=np.int64), nodes.size)
+    bounds = np.flatnonzero(np.diff(block_of[nodes])) + 1
+    segments = list(zip(np.concatenate([[0], bounds]).tolist(), np.concatenate([bounds, [nodes.size]]).tolist()))
+    starts, leftover = _cut_runs(nodes, d, segments)
+    # A full group is the d_first + 1 nodes from its start.
+    grouped = [nodes[a:a + int(d[nodes[a]]) + 1] for a in starts]
+    pool = nodes[np.asarray(leftover, dtype=np.int64)] if leftover else np.zeros(0, dtype=np.int64)
+    pool = pool[np.lexsort((rng.random(pool.size), d[pool]))]
+    pool_starts, pool_left = _cut_runs(pool, d, [(0, pool.size)])
+    # The pool's own short last run (the very top degrees) is kept as one group: there is nothing left to add.
+    if pool_left:
+        pool_starts.append(pool_left[0])
+    pool_ends = pool_starts[1:] + [pool.size]
+    grouped += [pool[a:b] for a, b in zip(pool_starts, pool_ends)]
+    order = np.concatenate(grouped) if grouped else np.zeros(0, dtype=np.int64)
+    sizes = np.array([g.size for g in grouped], dtype=np.int64)
+    return order.astype(np.int64), np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
 def group_sums(starts: np.ndarray) -> tuple[float, float]:
@@ -136,6 +159,28 @@ def sample_affinity_edges(n: int, order: np.ndarray, starts: np.ndarray, rho: np
             b = order[g[gi] + ju[pi]]
             out.append(pair_keys(np.stack([a, b], axis=1), n))
     return np.sort(np.concatenate(out))
+
+def trim_to_degrees(n: int, keys: np.ndarray, caps: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Drop random edges at nodes holding more than ``caps`` of them (an Erdos-Renyi group can give a node more
+    edges than its released degree). An edge is kept when it is among the first ``cap`` edges of both endpoints in
+    one random order. Returns sorted keys."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if keys.size == 0:
+        return keys
+    caps = np.asarray(caps, dtype=np.int64)
+    e = keys_to_edges(keys, n)
+    perm = rng.permutation(keys.size)
+    keep = np.ones(keys.size, dtype=bool)
+    for col in (0, 1):
+        node = e[perm, col]
+        srt = np.argsort(node, kind="stable")
+        sorted_nodes = node[srt]
+        rank = np.arange(srt.size) - np.searchsorted(sorted_nodes, sorted_nodes, side="left")
+        ok = np.empty(srt.size, dtype=bool)
+        ok[srt] = rank < caps[sorted_nodes]
+        keep[perm[~ok]] = False
+    return np.sort(keys[keep])
+
 
 def merge_components(n: int, keys: np.ndarray, target_components: float, weights: np.ndarray,
                      rng: np.random.Generator, *, protected: np.ndarray | None = None) -> np.ndarray:
