@@ -159,7 +159,18 @@ class FittedBTER(ReleasedParams):
         boost = np.where(short, np.clip(excess / np.maximum(got, 0.5), 1.0, 4.0), 1.0)
         if short.any():
             outer = sample_block_edges(n, labels, excess * boost, iu, ju, rest, rng, exclude_sorted_keys=inner)
-        return np.union1d(inner, outer), inner
+        keys = np.union1d(inner, outer)
+        missing = total - outer.size
+        if missing > 0:
+            # Block pairs the sampler could not fill (saturated hubs, full cells): place the missing edges among the
+            # nodes still short of their degree, one block, so the released edge count is kept.
+            got = np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n)
+            deficit = np.maximum(degrees - got, 0.0)
+            if deficit.sum() > 0:
+                extra = sample_block_edges(n, np.zeros(n, dtype=np.int64), deficit, np.array([0]), np.array([0]),
+                                           np.array([missing]), rng, exclude_sorted_keys=keys)
+                keys = np.union1d(keys, extra)
+        return keys, inner
 
     def _sample_one(self, rng: np.random.Generator) -> Graph:
         n = self.num_nodes
@@ -167,20 +178,35 @@ class FittedBTER(ReleasedParams):
         degrees = self.arrays["degrees"].astype(np.float64)
         target = float(self.arrays["triangles"])
         power = float(self.config.get("density_power", 0.0))
-        k = int(labels.max()) + 1
-        iu, ju = np.triu_indices(k)
         # Affinity edges may use at most 90% of the released edges (the rest joins the groups to each other).
         max_edges = 0.9 * float(self.arrays["block_counts"].sum())
         order, starts = affinity_groups(degrees, labels, rng)
-        rho = group_densities(starts, max_edges, target, power)
-        keys, inner = self._draw(rng, order, starts, rho)
-        got = triangle_count_keys(n, keys)
         sizes = np.diff(starts).astype(np.float64)
-        inside = float(np.sum(rho ** 3 * sizes * (sizes - 1) * (sizes - 2) / 6))
-        if inside > 0 and abs(got - target) > 0.05 * target:
-            # One pilot correction: the triangles not made inside groups (phase 2, mixed) are about got - inside.
-            other = max(got - inside, 0.0)
-            rho = group_densities(starts, max_edges, max(target - other, 0.0), power)
+        c3 = sizes * (sizes - 1) * (sizes - 2) / 6
+        wanted = target
+        rho = group_densities(starts, max_edges, wanted, power)
+        keys, inner = self._draw(rng, order, starts, rho)
+        # Up to three corrections from measured counts. First: the triangles outside the groups (phase 2 and mixed)
+        # are got - (triangles of the affinity edges), and trimming keeps a measured share of the expected group
+        # ones. Then a secant step through the last two (wanted, got) points, since the outside triangles themselves
+        # move with the group densities (hubs' excess degrees change).
+        history: list[tuple[float, float]] = []
+        for step in range(3):
+            got = triangle_count_keys(n, keys)
+            history.append((wanted, got))
+            expected = float(np.sum(rho ** 3 * c3))
+            if abs(got - target) <= 0.05 * target:
+                break
+            if step == 0 or history[-1][1] == history[-2][1]:
+                if expected <= 0:
+                    break
+                made = triangle_count_keys(n, inner)
+                kept = float(np.clip(made / expected, 0.2, 1.0))
+                wanted = max(target - max(got - made, 0.0), 0.0) / kept
+            else:
+                (w0, g0), (w1, g1) = history[-2], history[-1]
+                wanted = max(w1 + (target - g1) * (w1 - w0) / (g1 - g0), 0.0)
+            rho = group_densities(starts, max_edges, wanted, power)
             keys, inner = self._draw(rng, order, starts, rho)
         keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng, protected=inner)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
