@@ -41,7 +41,7 @@ from graphrelease.errors import OptionError, ReleaseError, UncertifiedError
 from graphrelease.graph import Graph, GraphCollection
 
 #: Method used for one input graph when ``method`` is not given (the lead sets it from reports/synth_benchmark.md).
-DEFAULT_SINGLE_GRAPH_METHOD = "dp_dcsbm"
+DEFAULT_SINGLE_GRAPH_METHOD = "dp_bter"
 #: Method used for a collection when ``method`` is not given.
 DEFAULT_COLLECTION_METHOD = "dpgvae"
 GENERATOR_FILE = "model/generator.json"
