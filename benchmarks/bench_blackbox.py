@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-METHODS = ["dp_dcsbm", "chung_lu", "privgraph", "tmf", "dpdk", "randomized_response", "dpgvae"]
+METHODS = ["dp_bter", "dp_dcsbm", "chung_lu", "privgraph", "tmf", "dpdk", "randomized_response", "dpgvae"]
 
 
 def main() -> None:

@@ -45,7 +45,7 @@ def synth(
     input: Path = typer.Argument(..., help="Input graph file or TU collection directory."),
     out: Path = typer.Option(..., "--out", help="Release directory to create."),
     epsilon: float = typer.Option(..., "--epsilon", help="Total privacy budget epsilon (> 0)."),
-    method: Optional[str] = typer.Option(None, "--method", help="Generator (default: dp_dcsbm for one graph, "
+    method: Optional[str] = typer.Option(None, "--method", help="Generator (default: dp_bter for one graph, "
                                                                 "dpgvae for a collection)."),
     delta: Optional[float] = typer.Option(None, "--delta", help="delta (default min(1e-5, 1/n^1.1))."),
     graphs: int = typer.Option(1, "--graphs", help="Number of synthetic graphs to release."),

@@ -42,7 +42,7 @@ from graphrelease.graph import Graph, GraphCollection
 from graphrelease.release import GENERATOR_FILE
 
 #: Method used for one input graph when ``method`` is not given (the lead sets it from reports/synth_benchmark.md).
-DEFAULT_SINGLE_GRAPH_METHOD = "dp_dcsbm"
+DEFAULT_SINGLE_GRAPH_METHOD = "dp_bter"
 #: Method used for a collection when ``method`` is not given.
 DEFAULT_COLLECTION_METHOD = "dpgvae"
 

@@ -127,5 +127,5 @@ def test_default_single_graph_method_is_the_measured_winner(tmp_path):
     from graphrelease.synth import DEFAULT_SINGLE_GRAPH_METHOD
 
     r = synthesize(load_default_graph(), epsilon=1.0, out=tmp_path / "d")
-    assert r.method == DEFAULT_SINGLE_GRAPH_METHOD == "dp_dcsbm"
+    assert r.method == DEFAULT_SINGLE_GRAPH_METHOD == "dp_bter"
     assert r.guarantee == "proved" and r.epsilon_spent <= 1.0 + 1e-9

@@ -8,6 +8,7 @@ from graphrelease.generators.base import GENERATORS, FittedGenerator, GraphGener
 
 # One line per generator module (keep sorted). Each registers itself with @GENERATORS.register("name").
 _GENERATOR_MODULES: list[str] = [
+    "graphrelease.generators.bter",
     "graphrelease.generators.chung_lu",
     "graphrelease.generators.dcsbm",
     "graphrelease.generators.dpdk",

@@ -199,7 +199,6 @@ def calibrate(mechanism: str, *, k: int, clip: float, num_sources: int, target_e
     bisection on a common scale).
     """
     from graphrelease.errors import BudgetError
-    from graphrelease.privacy.accountants import compute_epsilon
 
     if mechanism not in MECHANISMS:
         raise OptionError(f"DP-APPR mechanism must be one of {MECHANISMS}, got {mechanism!r}")
@@ -216,21 +215,16 @@ def calibrate(mechanism: str, *, k: int, clip: float, num_sources: int, target_e
         return DPAPPRParams("EM1", k, clip, num_sources, eps_select=t * (1 - value_fraction) / k,
                             eps_value=t * value_fraction)
 
-    def eps(t: float) -> float:
-        return compute_epsilon(base + ledger_entries(make(t)), delta, accountant=accountant)
+    from graphrelease.privacy.calibration import calibrate
 
-    # t is a "privacy level" (larger = less private); eps(t) increases with t. Bisection in log space.
-    lo, hi = 1e-8, 1e4
-    target = target_epsilon * 0.999
-    if eps(lo) > target:
-        raise BudgetError(f"DP-APPR: epsilon={target_epsilon} leaves no room for the APPR release; raise --epsilon")
-    if eps(hi) <= target:
-        return make(hi)
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(30):
-        mid = 0.5 * (a + b)
-        if eps(math.exp(mid)) <= target:
-            a = mid
-        else:
-            b = mid
-    return make(math.exp(a))
+    # t is a "privacy level" (larger = less private): its inverse s = 1/t behaves like a noise multiplier (epsilon
+    # falls as s grows), so the project's one calibration routine finds the smallest s, i.e. the largest t, in
+    # [1e-4, 1e8] (t in [1e-8, 1e4]).
+    try:
+        s = calibrate(lambda s_: ledger_entries(make(1.0 / s_)), target_epsilon=target_epsilon * 0.999, delta=delta,
+                      accountant=accountant, prior=base, lo=1e-4, hi=1e8, rtol=1e-6,
+                      what="the DP-APPR release")
+    except BudgetError as err:
+        raise BudgetError(f"DP-APPR: epsilon={target_epsilon} leaves no room for the APPR release; raise --epsilon "
+                          f"({err})") from None
+    return make(1.0 / s)

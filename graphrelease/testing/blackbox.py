@@ -104,8 +104,8 @@ def two_world_audit(method: str, base_edges: np.ndarray, canary: tuple[int, int]
 
     start = time.perf_counter()
     u, v = canary
-    workdir.mkdir(parents=True, exist_ok=True)
-    files = {"out": workdir / "world_out.csv", "in": workdir / "world_in.csv"}
+    (workdir / "worlds").mkdir(parents=True, exist_ok=True)  # inputs apart from the releases, as an owner keeps them
+    files = {"out": workdir / "worlds" / "world_out.csv", "in": workdir / "worlds" / "world_in.csv"}
     write_edge_list(files["out"], base_edges)
     write_edge_list(files["in"], np.concatenate([base_edges, np.array([[u, v]])]))
     release = _release_cli if through == "cli" else _release_library

@@ -26,7 +26,7 @@ def lastfm_ball(data_dir):
     return isolated_endpoint_canary(sub.edges, sub.num_nodes)
 
 
-@pytest.mark.parametrize("method,runs", [("dp_dcsbm", 50), ("chung_lu", 60)])
+@pytest.mark.parametrize("method,runs", [("dp_bter", 50), ("dp_dcsbm", 50), ("chung_lu", 60)])
 def test_undeclared_node_set_cannot_leak_an_isolated_canary(lastfm_ball, tmp_path, method, runs):
     edges, canary, declared = lastfm_ball
     result = two_world_audit(method, edges, canary, workdir=tmp_path, runs_per_world=runs, declared_nodes=declared)
@@ -57,8 +57,8 @@ def test_refusal_names_the_fix(lastfm_ball, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["dp_dcsbm", "chung_lu", "privgraph", "tmf", "dpdk", "randomized_response",
-                                    "dpgvae"])
+@pytest.mark.parametrize("method", ["dp_bter", "dp_dcsbm", "chung_lu", "privgraph", "tmf", "dpdk",
+                                    "randomized_response", "dpgvae"])
 def test_every_single_graph_generator_through_the_cli(lastfm_ball, tmp_path, method):
     """The larger variant: every single-graph generator, through ``graphrelease synth`` in a subprocess."""
     edges, canary, declared = lastfm_ball

@@ -1,0 +1,260 @@
+"""Structure fidelity of the edge-DP single-graph generators (issue 15): writes ``reports/structure_fidelity.md``.
+
+For every (dataset, epsilon, generator, run): fit under ``Budget(epsilon, delta=1e-6, adjacency="edge")``, draw one
+graph, and compare it with the input: edges, triangles, global clustering (3T / wedges), average clustering (igraph
+``transitivity_avglocal_undirected``, zeros for degree < 2), modularity of each graph's own Louvain partition
+(relative error), NMI of the two Louvain partitions (node ids aligned), degree KL(P_orig || P_syn), number of
+connected components and the largest component's share of the nodes. Cells report the MEDIAN over the runs. Fit and
+sample CPU seconds (``time.process_time``, imports warmed up first) and the peak traced memory of fit + sample
+(``tracemalloc``) are reported too. Each cell is cached as JSON (``--cache``), so runs can be split and resumed.
+
+Regenerate (the grid in the report)::
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_structure.py \\
+        --datasets cora,chameleon,facebook,lastfm,slashdot --epsilons 0.5,1,2,4 \\
+        --generators dp_bter,dp_dcsbm,privgraph,chung_lu --runs 3
+
+``--render-only`` re-renders the report from the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_edge_dp import DATA, degree_kl  # noqa: E402
+from bench_edge_dp import load_dataset as _load_edge_dp  # noqa: E402
+
+from graphrelease.graph import Graph  # noqa: E402
+
+DELTA = 1e-6
+REPORT = ROOT / "reports" / "structure_fidelity.md"
+COLUMNS = [
+    ("edges_re", "RE edges"),
+    ("triangles_re", "RE triangles"),
+    ("global_clustering_re", "RE global clust."),
+    ("avg_clustering_re", "RE avg clust."),
+    ("modularity_re", "RE modularity"),
+    ("louvain_nmi", "Louvain NMI"),
+    ("degree_kl", "degree KL"),
+    ("components", "components"),
+    ("lcc_share", "LCC share"),
+    ("fit_cpu_s", "fit CPU s"),
+    ("sample_cpu_s", "sample CPU s"),
+    ("peak_mb", "peak MB"),
+]
+
+
+def load_dataset(name: str) -> Graph:
+    if name == "lastfm":
+        pairs = np.loadtxt(DATA / "raw" / "lastfm_asia_edges.csv", delimiter=",", skiprows=1, dtype=np.int64)
+        ids, inv = np.unique(pairs.ravel(), return_inverse=True)
+        g, _ = Graph.from_edges(int(ids.size), inv.reshape(-1, 2), name="lastfm")
+        return g
+    return _load_edge_dp(name)
+
+
+def statistics(graph: Graph) -> dict:
+    from graphrelease.audit import statistics as st
+
+    d = graph.degrees().astype(np.float64)
+    tri = float(st.triangle_count(graph))
+    wedges = float((d * (d - 1) / 2).sum())
+    ncomp, comp = sp.csgraph.connected_components(graph.to_csr(), directed=False)
+    members = st.louvain_partition(graph, seed=0)
+    return {
+        "edges": float(graph.num_edges),
+        "triangles": tri,
+        "global_clustering": 3.0 * tri / wedges if wedges else 0.0,
+        "avg_clustering": float(graph.to_igraph().transitivity_avglocal_undirected(mode="zero"))
+        if graph.num_edges else 0.0,
+        "modularity": st.modularity(graph, members),
+        "components": int(ncomp),
+        "lcc_share": float(np.bincount(comp).max() / graph.num_nodes),
+        "_degrees": graph.degrees(),
+        "_louvain": members,
+    }
+
+
+def compare(orig: dict, syn: dict) -> dict:
+    from sklearn.metrics import normalized_mutual_info_score
+
+    out = {}
+    for key in ("edges", "triangles", "global_clustering", "avg_clustering", "modularity"):
+        a, b = orig[key], syn[key]
+        out[f"{key}_re"] = abs(b - a) / abs(a) if a else float("nan")
+    out["louvain_nmi"] = float(normalized_mutual_info_score(orig["_louvain"], syn["_louvain"]))
+    out["degree_kl"] = degree_kl(orig["_degrees"], syn["_degrees"])
+    out["components"] = syn["components"]
+    out["lcc_share"] = syn["lcc_share"]
+    out["triangles"] = syn["triangles"]
+    out["global_clustering"] = syn["global_clustering"]
+    out["avg_clustering"] = syn["avg_clustering"]
+    return out
+
+
+def run_cell(graph: Graph, orig: dict, generator: str, eps: float) -> dict:
+    import torch
+
+    from graphrelease.generators import GENERATORS
+    from graphrelease.privacy.accountants import compute_epsilon
+    from graphrelease.privacy.budget import Budget
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_edge_dp import _warm_up
+
+    torch.set_num_threads(1)
+    _warm_up()
+    budget = Budget(epsilon=eps, delta=DELTA, adjacency="edge")
+    gen = GENERATORS.get(generator)()
+    tracemalloc.start()
+    t0 = time.process_time()
+    fitted = gen.fit(graph, budget)
+    fit_cpu = time.process_time() - t0
+    (syn,) = fitted.sample(1)
+    sample_cpu = time.process_time() - t0 - fit_cpu
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    res = compare(orig, statistics(syn))
+    res.update(fit_cpu_s=fit_cpu, sample_cpu_s=sample_cpu, peak_mb=peak / 2**20,
+               spent_epsilon=compute_epsilon(budget.ledger, DELTA), ledger_sound=budget.ledger.sound,
+               config=getattr(fitted, "config", {}))
+    return res
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(type(o))
+
+
+def _fmt(key: str, values: list) -> str:
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not vals:
+        return "n/a"
+    med = float(np.median(vals))
+    if key == "components":
+        return f"{med:.0f}"
+    if key in ("fit_cpu_s", "sample_cpu_s", "peak_mb"):
+        return f"{med:.1f}"
+    return f"{med:.3f}"
+
+
+def render(cache: Path, command: str, inputs: dict, notes: str) -> str:
+    cells: dict = {}
+    for f in sorted(cache.glob("*.json")):
+        r = json.loads(f.read_text())
+        if "dataset" in r:
+            cells.setdefault((r["dataset"], r["epsilon"], r["generator"]), []).append(r)
+    lines = [
+        "# Structure fidelity of the edge-DP single-graph generators (issue 15)",
+        "",
+        "Regenerate with:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        f"Edge adjacency, delta = {DELTA:g}; every ledger composes to the requested epsilon (`spent` = the PLD "
+        "accountant's epsilon). One synthetic graph per run; every cell is the MEDIAN over the runs (`runs`). RE = "
+        "|x_syn - x| / |x|. Global clustering = 3 triangles / wedges; average clustering = mean local clustering with "
+        "0 for degree < 2 (igraph); modularity = of each graph's own Louvain partition (igraph, seeded); Louvain NMI "
+        "= NMI of the two Louvain partitions with node ids aligned; degree KL = KL(P_orig || P_syn) of the degree "
+        "histograms (1e-10 floor); components and LCC share of the synthetic graph. Fit / sample CPU s = process "
+        "time of `fit` / of drawing one graph; peak MB = peak traced memory of fit + sample; 2 shared cores.",
+        "",
+    ]
+    if notes:
+        lines += [notes, ""]
+    order = ["cora", "chameleon", "facebook", "lastfm", "slashdot"]
+    datasets = [d for d in order if any(k[0] == d for k in cells)]
+    for d in datasets:
+        inp = inputs.get(d)
+        lines += [f"## {d}", ""]
+        if inp:
+            lines += [f"Input: {inp['nodes']:,} nodes, {int(inp['edges']):,} edges, {int(inp['triangles']):,} "
+                      f"triangles, global clustering {inp['global_clustering']:.3f}, average clustering "
+                      f"{inp['avg_clustering']:.3f}, Louvain modularity {inp['modularity']:.3f}, "
+                      f"{inp['components']} components, LCC share {inp['lcc_share']:.3f}.", ""]
+        header = "| epsilon | generator | runs | spent | " + " | ".join(lbl for _, lbl in COLUMNS) + " |"
+        lines += [header, "|" + "---|" * (len(COLUMNS) + 4)]
+        for eps in sorted({k[1] for k in cells if k[0] == d}):
+            for gname in ("dp_bter", "dp_dcsbm", "privgraph", "chung_lu"):
+                rs = cells.get((d, eps, gname))
+                if not rs:
+                    continue
+                row = [f"{eps:g}", gname, str(len(rs)), f"{max(r['spent_epsilon'] for r in rs):.3f}"]
+                row += [_fmt(key, [r.get(key) for r in rs]) for key, _ in COLUMNS]
+                lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", default="cora,chameleon,facebook,lastfm,slashdot")
+    ap.add_argument("--epsilons", default="0.5,1,2,4")
+    ap.add_argument("--generators", default="dp_bter,dp_dcsbm,privgraph,chung_lu")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "results" / "structure"))
+    ap.add_argument("--render-only", action="store_true")
+    ap.add_argument("--report", default=str(REPORT))
+    ap.add_argument("--notes-file", default=None, help="markdown inserted after the legend")
+    ap.add_argument("--command", default=None, help="the regenerate command shown in the report header")
+    args = ap.parse_args(argv)
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    inputs_path = cache / "inputs.json.txt"
+    inputs = json.loads(inputs_path.read_text()) if inputs_path.exists() else {}
+    if not args.render_only:
+        for dname in args.datasets.split(","):
+            graph = load_dataset(dname)
+            orig = None
+            for eps in (float(e) for e in args.epsilons.split(",")):
+                for gname in args.generators.split(","):
+                    for run in range(args.runs):
+                        path = cache / f"{dname}__{gname}__eps{eps:g}__run{run}.json"
+                        if path.exists():
+                            continue
+                        if orig is None:
+                            orig = statistics(graph)
+                            inputs[dname] = {k: v for k, v in orig.items() if not k.startswith("_")}
+                            inputs[dname]["nodes"] = graph.num_nodes
+                            inputs_path.write_text(json.dumps(inputs, default=_json_default, indent=1))
+                        res = run_cell(graph, orig, gname, eps)
+                        res.update(dataset=dname, generator=gname, epsilon=eps, run=run)
+                        path.write_text(json.dumps(res, default=_json_default, indent=1))
+                        print(f"[{dname}] {gname} eps={eps:g} run {run}: fit {res['fit_cpu_s']:.1f}s "
+                              f"tri_re={res['triangles_re']:.3f} gc_re={res['global_clustering_re']:.3f} "
+                              f"ac_re={res['avg_clustering_re']:.3f} nmi={res['louvain_nmi']:.3f} "
+                              f"mod_re={res['modularity_re']:.3f} kl={res['degree_kl']:.3f} "
+                              f"lcc={res['lcc_share']:.3f}", flush=True)
+    command = args.command or ("OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_structure.py "
+                               + " ".join(a for a in (argv if argv is not None else sys.argv[1:])
+                                          if a != "--render-only"))
+    notes = Path(args.notes_file).read_text() if args.notes_file else ""
+    Path(args.report).write_text(render(cache, command.strip(), inputs, notes))
+    print(f"wrote {args.report}")
+
+
+if __name__ == "__main__":
+    main()

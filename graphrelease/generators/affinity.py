@@ -1,0 +1,241 @@
+"""Sparse post-processing samplers for structure: BTER affinity blocks inside blocks, and component repair.
+
+Everything here reads released (DP) values and a synthetic graph only, never the input: it is post-processing and
+costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), as in
+:mod:`graphrelease.generators.classical_common`; nothing builds an ``n x n`` matrix.
+
+* :func:`affinity_groups` / :func:`sample_affinity_edges` — phase 1 of BTER (Seshadhri, Kolda & Pinar 2012, "Community
+  structure and scale-free collections of Erdos-Renyi graphs", Phys. Rev. E 85, 056109, Sec. III): nodes of similar
+  degree form small groups of ``d_min + 1`` nodes, each an Erdos-Renyi graph of density ``rho``; a node of degree
+  ``d`` in such a group has local clustering about ``rho^3`` and expected internal degree ``rho * d_min``. Ours forms
+  the groups *inside* each block of a DC-SBM (so they add to the block structure) and uses one density for all
+  groups, solved so that the expected triangle count matches a released one. Phase 2 (the excess degrees) is the
+  DC-SBM sampler of :mod:`graphrelease.generators.classical_common`.
+* :func:`trim_to_degrees` — drops random affinity edges at nodes that drew more than their degree.
+* :func:`merge_components` — connects the smallest components to the largest one until the component count reaches
+  a target, each new edge paid for by deleting an edge between two nodes of degree >= 3 in the largest component.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from graphrelease.generators.classical_common import _in_sorted, keys_to_edges, pair_keys
+
+
+def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:
+    """Symmetric 0/1 CSR adjacency of the pair keys."""
+    e = keys_to_edges(keys, n)
+    rows = np.concatenate([e[:, 0], e[:, 1]])
+    cols = np.concatenate([e[:, 1], e[:, 0]])
+    return sp.csr_matrix((np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n, n))
+
+
+def triangle_count_keys(n: int, keys: np.ndarray) -> float:
+    """Exact triangle count: edges oriented low -> high (degree, id) rank, ``T = sum((L @ L) * L)``."""
+    if keys.size < 3:
+        return 0.0
+    e = keys_to_edges(keys, n)
+    d = np.bincount(e.ravel(), minlength=n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), d))] = np.arange(n)
+    flip = rank[e[:, 0]] > rank[e[:, 1]]
+    lo = np.where(flip, e[:, 1], e[:, 0])
+    hi = np.where(flip, e[:, 0], e[:, 1])
+    low = sp.csr_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    return float((low @ low).multiply(low).sum())
+
+
+def _cut_runs(nodes: np.ndarray, d: np.ndarray, segments: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Greedy BTER cuts of each ``[lo, hi)`` segment of degree-sorted ``nodes``: full groups' starts, and the
+    positions of the nodes of each segment's short last run (fewer nodes than ``d_first + 1``)."""
+    starts: list[int] = []
+    leftover: list[int] = []
+    dn = d[nodes].tolist()
+    for lo, hi in segments:
+        i = lo
+        while i < hi:
+            if i + dn[i] + 1 <= hi:
+                starts.append(i)
+            else:
+                leftover.extend(range(i, hi))
+            i += dn[i] + 1
+    return starts, leftover
+
+
+def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Generator, *, min_degree: int = 2
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """BTER groups inside blocks. Returns ``(order, starts)``: group ``g`` holds the nodes
+    ``order[starts[g]:starts[g+1]]``; nodes of degree below ``min_degree`` are in no group.
+
+    Within each block, nodes are sorted by degree (ties in random order) and cut greedily into runs of
+    ``round(d_first) + 1`` nodes, ``d_first`` the run's smallest degree (BTER phase 1). A block's last run is usually
+    short (its highest-degree nodes, too few for a group of their degree); those nodes from all blocks are pooled and
+    cut again by degree across blocks, so hubs of small blocks still get groups of their size (a truncated group
+    would give them few triangles and push the triangle target onto the low-degree groups).
+    """
+    # Randomised rounding: the released degrees are reals, and rounding them all the same way would pile nodes on
+    # the same integer and give every group of one size the same internal degree (spikes in the histogram).
+    x = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    d = np.floor(x + rng.random(x.size)).astype(np.int64)
+    block_of = np.asarray(block_of, dtype=np.int64)
+    nodes = np.nonzero(d >= int(min_degree))[0]
+    nodes = nodes[np.lexsort((rng.random(nodes.size), d[nodes], block_of[nodes]))]
+    bounds = np.flatnonzero(np.diff(block_of[nodes])) + 1
+    segments = list(zip(np.concatenate([[0], bounds]).tolist(), np.concatenate([bounds, [nodes.size]]).tolist()))
+    starts, leftover = _cut_runs(nodes, d, segments)
+    # A full group is the d_first + 1 nodes from its start.
+    grouped = [nodes[a:a + int(d[nodes[a]]) + 1] for a in starts]
+    pool = nodes[np.asarray(leftover, dtype=np.int64)] if leftover else np.zeros(0, dtype=np.int64)
+    pool = pool[np.lexsort((rng.random(pool.size), d[pool]))]
+    pool_starts, pool_left = _cut_runs(pool, d, [(0, pool.size)])
+    # The pool's own short last run (the very top degrees) is kept as one group: there is nothing left to add.
+    if pool_left:
+        pool_starts.append(pool_left[0])
+    pool_ends = pool_starts[1:] + [pool.size]
+    grouped += [pool[a:b] for a, b in zip(pool_starts, pool_ends)]
+    order = np.concatenate(grouped) if grouped else np.zeros(0, dtype=np.int64)
+    sizes = np.array([g.size for g in grouped], dtype=np.int64)
+    return order.astype(np.int64), np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def group_sums(starts: np.ndarray) -> tuple[float, float]:
+    """``(sum C(s, 2), sum C(s, 3))`` over the groups: expected edges and triangles are ``rho`` and ``rho^3`` times
+    these."""
+    s = np.diff(starts).astype(np.float64)
+    return float(np.sum(s * (s - 1) / 2)), float(np.sum(s * (s - 1) * (s - 2) / 6))
+
+
+def group_densities(starts: np.ndarray, max_edges: float, triangles: float, power: float = 0.0) -> np.ndarray:
+    r"""Per-group densities :math:`\rho_g = \min(1, \rho_0 (s_g/\bar s)^{\beta})`.
+
+    :math:`\rho_0` (bisection) makes the expected affinity triangles :math:`\sum_g \rho_g^3 \binom{s_g}{3}` equal
+    ``triangles``, with the expected affinity edges :math:`\sum_g \rho_g \binom{s_g}{2}` at most ``max_edges``.
+    ``power`` :math:`\beta = 0` is BTER with one clustering level for every degree (:math:`\rho^3`).
+    """
+    sizes = np.diff(starts).astype(np.float64)
+    if sizes.size == 0 or triangles <= 0:
+        return np.zeros(sizes.size)
+    c2, c3 = sizes * (sizes - 1) / 2, sizes * (sizes - 1) * (sizes - 2) / 6
+    ref = float(np.average(sizes, weights=np.maximum(c3, 1e-12))) if c3.sum() > 0 else 1.0
+    shape = (sizes / ref) ** float(power)
+    lo, hi = 0.0, 1.0 / max(float(shape.min()), 1e-12)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        rho = np.minimum(1.0, mid * shape)
+        if np.sum(rho ** 3 * c3) > triangles or np.sum(rho * c2) > max_edges:
+            hi = mid
+        else:
+            lo = mid
+    return np.minimum(1.0, lo * shape)
+
+
+def internal_degrees(n: int, order: np.ndarray, starts: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Expected degree of every node inside its group, ``rho_g * (s_g - 1)`` (0 outside groups)."""
+    out = np.zeros(n)
+    sizes = np.diff(starts)
+    out[order] = np.repeat(np.asarray(rho, dtype=np.float64) * (sizes - 1), sizes)
+    return out
+
+
+def sample_affinity_edges(n: int, order: np.ndarray, starts: np.ndarray, rho: np.ndarray, rng: np.random.Generator
+                          ) -> np.ndarray:
+    """Group ``g`` an Erdos-Renyi graph G(s_g, rho_g), independently; sorted pair keys. Work is ``sum C(s, 2)``."""
+    sizes = np.diff(starts)
+    out = [np.zeros(0, dtype=np.int64)]
+    rho = np.clip(np.asarray(rho, dtype=np.float64), 0.0, 1.0)
+    for s in np.unique(sizes[sizes >= 2]).tolist():
+        sel = sizes == s
+        gs, gr = starts[:-1][sel], rho[sel]
+        iu, ju = np.triu_indices(s, 1)
+        # Bound the mask's memory: groups of one size in chunks of about 4M pairs.
+        step = max(1, 4_000_000 // iu.size)
+        for c0 in range(0, gs.size, step):
+            g = gs[c0:c0 + step]
+            keep = rng.random((g.size, iu.size)) < gr[c0:c0 + step, None]
+            gi, pi = np.nonzero(keep)
+            a = order[g[gi] + iu[pi]]
+            b = order[g[gi] + ju[pi]]
+            out.append(pair_keys(np.stack([a, b], axis=1), n))
+    return np.sort(np.concatenate(out))
+
+def trim_to_degrees(n: int, keys: np.ndarray, caps: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Drop random edges at nodes holding more than ``caps`` of them (an Erdos-Renyi group can give a node more
+    edges than its released degree). An edge is kept when it is among the first ``cap`` edges of both endpoints in
+    one random order. Returns sorted keys."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if keys.size == 0:
+        return keys
+    caps = np.asarray(caps, dtype=np.int64)
+    e = keys_to_edges(keys, n)
+    perm = rng.permutation(keys.size)
+    keep = np.ones(keys.size, dtype=bool)
+    for col in (0, 1):
+        node = e[perm, col]
+        srt = np.argsort(node, kind="stable")
+        sorted_nodes = node[srt]
+        rank = np.arange(srt.size) - np.searchsorted(sorted_nodes, sorted_nodes, side="left")
+        ok = np.empty(srt.size, dtype=bool)
+        ok[srt] = rank < caps[sorted_nodes]
+        keep[perm[~ok]] = False
+    return np.sort(keys[keep])
+
+
+def merge_components(n: int, keys: np.ndarray, target_components: float, weights: np.ndarray,
+                     rng: np.random.Generator, *, protected: np.ndarray | None = None) -> np.ndarray:
+    """Join components to the largest one until at most ``target_components`` remain; edge count kept.
+
+    Candidates, in order: the smallest non-largest components first, isolated nodes with the largest ``weights``
+    (released degrees) before other isolated nodes; nodes whose weight rounds to 0 come last. Each join adds an
+    edge from the component's highest-weight node to a node of the largest component drawn proportionally to
+    ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3, preferring edges
+    not in ``protected`` (sorted keys, e.g. the affinity edges that hold the triangles).
+    """
+    keys = np.sort(np.asarray(keys, dtype=np.int64))
+    if keys.size == 0:
+        return keys
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    ncomp, comp = sp.csgraph.connected_components(csr_from_keys(n, keys), directed=False)
+    excess = int(ncomp - max(1, int(round(target_components))))
+    if excess <= 0:
+        return keys
+    sizes = np.bincount(comp, minlength=ncomp)
+    giant = int(np.argmax(sizes))
+    # Representative of each component: its highest-weight node.
+    order = np.lexsort((-w, comp))
+    first = np.searchsorted(comp[order], np.arange(ncomp))
+    rep = order[first]
+    cand = np.array([k for k in range(ncomp) if k != giant], dtype=np.int64)
+    # Components holding a node that should have edges go first (smallest first, then by weight); isolated nodes
+    # whose released degree rounds to 0 go last: the released component count decides whether they stay alone.
+    empty = (sizes[cand] == 1) & (np.rint(w[rep[cand]]) < 1)
+    cand = cand[np.lexsort((-w[rep[cand]], sizes[cand], empty))][:excess]
+    if cand.size == 0:
+        return keys
+    in_giant = np.nonzero(comp == giant)[0]
+    pw = w[in_giant] + 1e-12
+    targets = in_giant[rng.choice(in_giant.size, size=cand.size, p=pw / pw.sum())]
+    added = np.unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
+    e = keys_to_edges(keys, n)
+    deg = np.bincount(e.ravel(), minlength=n)
+    in_giant_edge = comp[e[:, 0]] == giant
+    spare = _in_sorted(keys, np.sort(np.asarray(protected, dtype=np.int64))) if protected is not None else \
+        np.zeros(keys.size, dtype=bool)
+    # Deletion candidates in order of preference: unprotected edges between nodes of degree >= 3 (rarely in a
+    # triangle, rarely a bridge), then unprotected edges at degree >= 2, then protected ones of degree >= 3.
+    tiers = [in_giant_edge & ~spare & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3),
+             in_giant_edge & ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2),
+             in_giant_edge & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3)]
+    # Within a tier, edges with the smallest degree product go first (random tie-break): in a degree-corrected
+    # graph an edge closes about d_u d_v / 2m wedges' worth of triangles, so this spares the hubs' triangles.
+    product = deg[e[:, 0]].astype(np.float64) * deg[e[:, 1]] * (1.0 + rng.random(keys.size))
+    dead = np.zeros(0, dtype=np.int64)
+    for tier in tiers:
+        need = added.size - dead.size
+        if need <= 0:
+            break
+        idx = np.nonzero(tier & ~_in_sorted(keys, np.sort(dead)))[0]
+        idx = idx[np.argsort(product[idx], kind="stable")[:need]]
+        dead = np.concatenate([dead, keys[idx]])
+    return np.union1d(keys[~_in_sorted(keys, np.sort(dead))], added)

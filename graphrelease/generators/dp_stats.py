@@ -1,0 +1,246 @@
+r"""DP structural statistics of one graph under edge adjacency: degrees, triangles, wedges, components (issue 15).
+
+"Measure, then generate" (ARCHITECTURE.md): every private statistic a structure-aware generator needs is computed,
+noised and charged here, with its sensitivity stated and probed (``tests/generators/test_dp_stats.py``); generating
+from the released values is post-processing. Proofs: ``docs/privacy.md#dp-structural-statistics``.
+
+Mechanisms (all pure :math:`\varepsilon`-DP Laplace, Dwork, McSherry, Nissim & Smith 2006, Prop. 1; edge adjacency:
+neighbouring graphs differ in one undirected edge, the node set is public):
+
+* :func:`release_degrees` — the sorted degree sequence (Hay, Li, Miklau & Jensen 2009, L1 sensitivity 2) for the
+  degree *values*, and the per-node degree vector (L1 sensitivity 2) only to *rank* the nodes: the sorted values are
+  handed out in the order of the noisy per-node degrees, so node identity survives while the distribution keeps
+  Hay et al.'s accuracy.
+* :func:`capped_triangle_count` / :func:`release_triangles` — the smoothly capped triangle count
+
+  .. math:: T_D(G) = \sum_{t \in \triangle(G)} \min\bigl(1, D / \max_{x \in t} d_x\bigr),
+
+  whose edge sensitivity is below :math:`2D` for every real :math:`D > 0` (proof in :func:`capped_triangle_count`).
+  A hard truncation (drop the edges of nodes above :math:`D`, or keep the first :math:`D` edges of every node in some
+  edge order) is *not* stable: one edge can push a node over the cap and remove all its :math:`\binom{D}{2}`
+  triangles, or shift which edges survive everywhere down the order. The smooth weight changes by at most
+  :math:`D/(M(M+1))` per triangle when its largest degree :math:`M` moves by one, which is what keeps the sum bounded.
+  ``D`` is chosen by post-processing: a first small release at a low cap fixes the scale, then ``D`` minimises a
+  modelled bias^2 + noise variance (two-stage, sequential composition).
+* :func:`release_component_count` — the number of connected components (L1 sensitivity 1: one edge joins at most
+  two components or splits one into at most two).
+
+Wedges :math:`W = \sum_v \binom{d_v}{2}` come from the released degrees (post-processing, no extra charge), so the
+global clustering coefficient :math:`3T/W` is a function of released values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from graphrelease.errors import OptionError
+from graphrelease.generators.classical_common import charge_laplace, isotonic_increasing
+from graphrelease.graph import Graph
+
+PROOF = "docs/privacy.md#dp-structural-statistics"
+
+#: Sensitivity of the per-node and of the sorted degree vector (one edge raises two degrees by one).
+DEGREE_SENSITIVITY = 2.0
+#: Sensitivity of the number of connected components.
+COMPONENT_SENSITIVITY = 1.0
+
+
+def capped_triangle_sensitivity(cap: float) -> float:
+    """Declared L1 edge sensitivity of :func:`capped_triangle_count` at cap ``D``: ``2 D``."""
+    return 2.0 * float(cap)
+
+
+# ----------------------------------------------------------------------------------------------- pre-noise queries
+def _oriented(graph: Graph) -> sp.csr_matrix:
+    """Edges oriented from lower to higher (degree, id) rank: the top vertex of a triangle has its largest degree."""
+    n = graph.num_nodes
+    d = graph.degrees()
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), d))] = np.arange(n)
+    e = graph.edges
+    flip = rank[e[:, 0]] > rank[e[:, 1]]
+    lo = np.where(flip, e[:, 1], e[:, 0])
+    hi = np.where(flip, e[:, 0], e[:, 1])
+    return sp.csr_matrix((np.ones(lo.size, dtype=np.float64), (lo, hi)), shape=(n, n))
+
+
+def top_vertex_triangles(graph: Graph) -> np.ndarray:
+    """Per node ``c``: the triangles whose highest-ranked vertex (largest degree, ties by id) is ``c``.
+
+    With ``L`` oriented low -> high rank, entry ``(a, c)`` of ``(L @ L) * L`` counts the ``b`` with ``a -> b -> c``
+    and ``a -> c``, i.e. the triangles ``a < b < c``; its column sums give the count per top vertex. Sums to ``T``.
+    """
+    if graph.num_edges < 3:
+        return np.zeros(graph.num_nodes)
+    low = _oriented(graph)
+    return np.asarray((low @ low).multiply(low).sum(axis=0), dtype=np.float64).ravel()
+
+
+def capped_triangle_count(graph: Graph, cap: float) -> float:
+    r"""Pre-noise query :math:`T_D(G) = \sum_t \min(1, D/M_t)`, :math:`M_t` the largest degree in triangle ``t``.
+
+    Edge sensitivity (edge adjacency; Lipschitz weights in the spirit of Kasiviswanathan, Nissim, Raskhodnikova &
+    Smith 2013, "Analyzing graphs with node differential privacy", Sec. 4, here for edges): let :math:`G' = G +
+    \{u, v\}` and :math:`k = |N(u) \cap N(v)|`.
+
+    * New triangles :math:`\{u, v, w\}`: :math:`k` of them, each with :math:`M' \ge d'_u \ge k + 1`, so they add at
+      most :math:`k \min(1, D/(k+1)) < D`.
+    * Old triangles change weight only through :math:`d_u` or :math:`d_v` (no old triangle holds both: ``u`` and ``v``
+      were not adjacent). At ``u``: at most :math:`\binom{d_u}{2}` triangles, and :math:`|\min(1, D/M) - \min(1,
+      D/(M+1))| \le D/(M(M+1))` with :math:`M = d_u` when it changes, so the total is at most
+      :math:`\tfrac{d_u(d_u-1)}{2} \cdot \tfrac{D}{d_u(d_u+1)} < D/2`; the same at ``v``.
+
+    Total :math:`< 2D` (:func:`capped_triangle_sensitivity`). The weight is a function of the triangle's top-ranked
+    vertex only (ranked by degree), so the sum is :math:`\sum_c \min(1, D/d_c)\, t^{\mathrm{top}}_c`.
+    """
+    if not (float(cap) > 0):
+        raise OptionError(f"triangle cap D must be > 0, got {cap}")
+    top = top_vertex_triangles(graph)
+    d = graph.degrees().astype(np.float64)
+    return float(np.sum(top * np.minimum(1.0, float(cap) / np.maximum(d, 1.0))))
+
+
+def component_count(graph: Graph) -> int:
+    """Number of connected components, isolated nodes included."""
+    return int(sp.csgraph.connected_components(graph.to_csr(), directed=False)[0])
+
+
+# ----------------------------------------------------------------------------------------------- releases
+@dataclass(frozen=True)
+class DegreeRelease:
+    """Released degrees: ``values[i]`` is node ``i``'s degree (sorted values handed out by noisy rank)."""
+
+    values: np.ndarray
+    noisy_per_node: np.ndarray
+
+
+def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon_sorted: float,
+                    epsilon_rank: float, stage: str) -> DegreeRelease:
+    r"""Sorted degree sequence (Hay et al. 2009, Thm. 1: L1 sensitivity 2; isotonic regression is their constrained
+    inference) plus per-node degrees (L1 sensitivity 2) used only for the order of the nodes.
+
+    .. math:: \tilde S = \mathrm{sort}(d) + \mathrm{Lap}(2/\varepsilon_s)^{\otimes n},\quad
+              \tilde d = d + \mathrm{Lap}(2/\varepsilon_r)^{\otimes n}
+
+    Node ``i`` receives the isotonic :math:`\tilde S` value of its rank in :math:`\tilde d` (post-processing).
+    """
+    n = graph.num_nodes
+    deg = graph.degrees().astype(np.float64)
+    noisy_sorted = charge_laplace(budget, rng, np.sort(deg), epsilon=epsilon_sorted, sensitivity=DEGREE_SENSITIVITY,
+                                  stage=f"{stage}.sorted_degrees", proof=PROOF,
+                                  note="Hay et al. 2009 sorted degree sequence, L1 sensitivity 2")
+    noisy_node = charge_laplace(budget, rng, deg, epsilon=epsilon_rank, sensitivity=DEGREE_SENSITIVITY,
+                                stage=f"{stage}.node_degrees", proof=PROOF,
+                                note="per-node degrees (only their order is used), L1 sensitivity 2")
+    sorted_vals = np.clip(interpolate_plateaus(isotonic_increasing(noisy_sorted)), 0.0, n - 1)
+    # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
+    order = np.lexsort((rng.random(n), noisy_node))
+    values = np.empty(n)
+    values[order] = sorted_vals
+    return DegreeRelease(values=values, noisy_per_node=noisy_node)
+
+
+def interpolate_plateaus(y: np.ndarray) -> np.ndarray:
+    """Replace the flat runs of an isotonic fit by the line through the runs' centres (post-processing).
+
+    Isotonic regression of a noisy sorted sequence returns long plateaus (hundreds of nodes at one degree, none at the
+    next few), which a sampler reproduces as spikes and gaps in the degree histogram. Interpolating between plateau
+    centres keeps the fit non-decreasing and each plateau's level at its centre, and spreads its nodes over the
+    degrees between its neighbours.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < 3:
+        return y.copy()
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(y) != 0) + 1])
+    ends = np.concatenate([starts[1:], [y.size]])
+    centres = (starts + ends - 1) / 2.0
+    levels = y[starts]
+    if centres.size < 2:
+        return y.copy()
+    # The first and last runs keep their level out to the ends (no extrapolation beyond the data).
+    return np.interp(np.arange(y.size, dtype=np.float64), centres, levels)
+
+
+def wedge_count(degrees: np.ndarray) -> float:
+    """:math:`W = \\sum_v d_v (d_v - 1)/2` of (released) degrees: post-processing."""
+    d = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    return float(np.sum(d * np.maximum(d - 1.0, 0.0) / 2.0))
+
+
+def _modelled_bias(degrees: np.ndarray, caps: np.ndarray, kappa: float) -> np.ndarray:
+    """Modelled :math:`T - T_D` when the triangles topped by a node of degree ``d`` number ``kappa * C(d, 2)``."""
+    d = np.maximum(np.asarray(degrees, dtype=np.float64), 1.0)
+    w = d * (d - 1.0) / 2.0
+    return np.array([kappa * float(np.sum(w * (1.0 - np.minimum(1.0, c / d)))) for c in caps])
+
+
+@dataclass(frozen=True)
+class TriangleRelease:
+    """Released triangle estimate (post-processed), the caps of the two stages and both raw noisy counts."""
+
+    triangles: float
+    cap_scale: float
+    cap: float
+    raw: float
+    raw_scale: float
+
+
+def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
+                      degrees: np.ndarray, stage: str, scale_fraction: float = 0.2,
+                      scale_quantile: float = 0.9) -> TriangleRelease:
+    r"""Two-stage release of the capped triangle count (sequential composition, :math:`\varepsilon` in total).
+
+    1. Scale: :math:`D_1` = the ``scale_quantile`` quantile of the released ``degrees`` (post-processing, at least 2);
+       :math:`\hat T_1 = T_{D_1}(G) + \mathrm{Lap}(2D_1/\varepsilon_1)`, :math:`\varepsilon_1` = ``scale_fraction``
+       of ``epsilon``.
+    2. Cap: with :math:`\kappa = \hat T_1 / \sum_c \binom{\hat d_c}{2}\min(1, D_1/\hat d_c)` (triangles topped by a
+       node taken proportional to its wedges), :math:`D_2` on a geometric grid from :math:`D_1` to :math:`\max \hat d`
+       minimises the modelled bias^2 + :math:`2(2D/\varepsilon_2)^2`; :math:`\hat T_2 = T_{D_2}(G) +
+       \mathrm{Lap}(2D_2/\varepsilon_2)`. The choice reads released values only, so adaptivity is free.
+
+    The estimate adds half the modelled bias at :math:`D_2` (the model treats hubs as clustered as everyone else;
+    real clustering falls with degree, so the full correction overshoots) and is clipped at 0.
+    """
+    if not (0.0 < scale_fraction < 1.0):
+        raise OptionError(f"scale_fraction must be in (0, 1), got {scale_fraction}")
+    deg_hat = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    eps1 = float(epsilon) * scale_fraction
+    eps2 = float(epsilon) - eps1
+    cap1 = max(2.0, float(np.quantile(deg_hat, scale_quantile))) if deg_hat.size else 2.0
+    # The query runs once per stage; the top-vertex counts are computed once and reused (same pre-noise values).
+    top = top_vertex_triangles(graph)
+    d = np.maximum(graph.degrees().astype(np.float64), 1.0)
+
+    def capped(cap: float) -> float:
+        return float(np.sum(top * np.minimum(1.0, cap / d)))
+
+    t1 = float(charge_laplace(budget, rng, capped(cap1), epsilon=eps1, sensitivity=capped_triangle_sensitivity(cap1),
+                              stage=f"{stage}.triangles_scale", proof=PROOF,
+                              note=f"smoothly capped triangle count, cap {cap1:.4g}, L1 sensitivity 2 x cap"))
+    dd = np.maximum(deg_hat, 1.0)
+    base = float(np.sum(dd * (dd - 1.0) / 2.0 * np.minimum(1.0, cap1 / dd)))
+    kappa = max(t1, 0.0) / max(base, 1.0)
+    top_cap = max(cap1, float(deg_hat.max(initial=cap1)))
+    grid = np.unique(np.minimum(cap1 * 1.25 ** np.arange(64), top_cap))
+    bias = _modelled_bias(deg_hat, grid, kappa)
+    mse = bias ** 2 + 2.0 * (capped_triangle_sensitivity(1.0) * grid / eps2) ** 2
+    cap2 = float(grid[int(np.argmin(mse))])
+    t2 = float(charge_laplace(budget, rng, capped(cap2), epsilon=eps2, sensitivity=capped_triangle_sensitivity(cap2),
+                              stage=f"{stage}.triangles", proof=PROOF,
+                              note=f"smoothly capped triangle count, cap {cap2:.4g}, L1 sensitivity 2 x cap"))
+    estimate = max(0.0, t2 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa)[0]))
+    return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1)
+
+
+def release_component_count(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
+                            stage: str) -> float:
+    """Number of connected components + :math:`\\mathrm{Lap}(1/\\varepsilon)`, clipped to ``[1, n]`` (one edge
+    merges two components or splits one in two: L1 sensitivity 1)."""
+    noisy = charge_laplace(budget, rng, float(component_count(graph)), epsilon=epsilon,
+                           sensitivity=COMPONENT_SENSITIVITY, stage=f"{stage}.components", proof=PROOF,
+                           note="number of connected components, L1 sensitivity 1")
+    return float(np.clip(noisy, 1.0, graph.num_nodes))

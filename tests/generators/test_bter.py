@@ -1,0 +1,168 @@
+"""dp_bter (issue 15): exact budget, no public node data, save/load, structure matched to the DP statistics, sparse
+samplers, and the Slashdot scale limit (slow)."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from graphrelease.audit.statistics import triangle_count
+from graphrelease.errors import OptionError
+from graphrelease.generators import GENERATORS
+from graphrelease.generators.affinity import (
+    affinity_groups,
+    csr_from_keys,
+    merge_components,
+    sample_affinity_edges,
+)
+from graphrelease.generators.bter import DPBTER, FittedBTER, degree_classes, order_blocks
+from graphrelease.generators.classical_common import pair_keys
+from graphrelease.privacy.budget import Budget
+from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, load_slashdot
+
+
+@pytest.fixture(scope="module")
+def cora(data_dir):
+    return load_npz_graph(data_dir, "cora")
+
+
+def test_registered_and_validates_options():
+    assert GENERATORS.get("dp_bter") is DPBTER
+    with pytest.raises(OptionError):
+        DPBTER(fractions={"sorted_degrees": 1.0})
+    with pytest.raises(OptionError):
+        DPBTER(density_power=5.0)
+
+
+def test_fit_spends_exactly_and_reads_no_node_data(cora, tmp_path):
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    fitted = DPBTER().fit(cora, budget)
+    check_budget_spent_exactly(budget, 1.0)
+    assert [e.stage for e in budget.ledger] == [
+        "dp_bter.sorted_degrees", "dp_bter.node_degrees", "dp_bter.partition_select", "dp_bter.block_counts",
+        "dp_bter.edge_count", "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.components"]
+    # Cora carries labels and features; this generator must not declare (or use) them.
+    assert set(fitted.public_assumptions) == {"num_nodes", "node_order"}
+    assert fitted.config["partition"] in {"single_block", "degree_classes", "node_order:8", "node_order:16",
+                                          "node_order:32"}
+    rng_state = np.random.default_rng(11)
+    (g,) = fitted.sample(1, rng=rng_state)
+    assert g.num_nodes == cora.num_nodes
+    fitted.save(tmp_path)
+    again = FittedBTER.load(tmp_path)
+    assert again.sample(1, rng=np.random.default_rng(11))[0].structurally_equal(g)
+
+
+def test_sample_matches_released_statistics(cora):
+    # Seeded so the check is deterministic: at epsilon 8 the released counts are close to the truth, and the sampler
+    # must reproduce what was released (edges exactly up to the component joins' trades, triangles within 25%).
+    budget = Budget(epsilon=8.0, delta=1e-6, adjacency="edge")
+    fitted = DPBTER(seed=3).fit(cora, budget)
+    assert fitted.reproducible_seed_used
+    (g,) = fitted.sample(1, rng=np.random.default_rng(3))
+    released_edges = int(fitted.arrays["block_counts"].sum())
+    assert abs(g.num_edges - released_edges) <= 0.02 * released_edges
+    target = float(fitted.arrays["triangles"])
+    assert abs(triangle_count(g) - target) <= 0.25 * target
+    assert abs(triangle_count(g) - triangle_count(cora)) <= 0.3 * triangle_count(cora)
+
+
+def test_candidate_partitions_are_public():
+    d = np.array([0, 1, 1, 2, 3, 5, 8, 13, 40.0])
+    classes = degree_classes(d)
+    assert np.all(np.diff(classes[np.argsort(d, kind="stable")]) >= 0)
+    blocks = order_blocks(10, 3)
+    assert blocks.tolist() == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_affinity_groups_have_bter_sizes_and_pool_only_short_runs():
+    rng = np.random.default_rng(0)
+    n = 600
+    degrees = rng.integers(0, 12, n).astype(float)
+    blocks = rng.integers(0, 4, n)
+    order, starts = affinity_groups(degrees, blocks, rng)
+    assert np.all(degrees[order] >= 2) and np.unique(order).size == order.size
+    sizes = np.diff(starts)
+    # Degrees are integers here, so randomised rounding is exact: a group is d_first + 1 nodes, except the one
+    # group made of the pool's very last run.
+    full = sizes == degrees[order[starts[:-1]]].astype(int) + 1
+    assert np.sum(~full) <= 1
+    # Groups inside one block are the rule; cross-block groups come only from the blocks' short last runs, which
+    # hold fewer than d + 1 <= 12 nodes per block: at most 4 * 12 nodes are pooled.
+    crossing = [g for g in range(sizes.size) if np.unique(blocks[order[starts[g]:starts[g + 1]]]).size > 1]
+    assert sum(sizes[g] for g in crossing) <= 4 * 12
+    keys = sample_affinity_edges(n, order, starts, np.full(sizes.size, 1.0), rng)
+    assert keys.size == int(np.sum(sizes * (sizes - 1) // 2))  # density 1: every group a clique
+
+
+def test_merge_components_keeps_edge_count():
+    rng = np.random.default_rng(1)
+    # A cycle of 50 nodes with chords (degrees >= 3 to trade), plus 10 separate edges and 5 isolated nodes.
+    n = 75
+    cyc = np.stack([np.arange(50), (np.arange(50) + 1) % 50], 1)
+    chords = np.stack([np.arange(0, 50, 2), (np.arange(0, 50, 2) + 7) % 50], 1)
+    pairs = np.stack([np.arange(50, 70, 2), np.arange(51, 71, 2)], 1)
+    keys = np.unique(pair_keys(np.vstack([cyc, chords, pairs]), n))
+    weights = np.ones(n)
+    weights[70:] = 0.0  # isolated nodes that should stay isolated unless the target asks for fewer components
+    out = merge_components(n, keys, 6.0, weights, rng)
+    import scipy.sparse as sp
+
+    ncomp = sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0]
+    assert out.size == keys.size
+    assert ncomp == 6  # the largest component plus the five weight-0 isolated nodes
+    out = merge_components(n, keys, 3.0, weights, rng)
+    assert out.size == keys.size
+    assert sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0] == 3
+
+
+@pytest.mark.slow
+def test_slashdot_under_30_cpu_seconds_and_2_gib(data_dir):
+    graph = load_slashdot(data_dir)
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    tracemalloc.start()
+    t0 = time.process_time()
+    (g,) = DPBTER().fit(graph, budget).sample(1)
+    cpu = time.process_time() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    check_budget_spent_exactly(budget, 1.0)
+    assert cpu < 30.0, cpu
+    assert peak < 2 * 2**30, peak
+    assert abs(g.num_edges - graph.num_edges) <= 0.02 * graph.num_edges
+
+
+def test_block_margins_follow_the_excess_degrees():
+    from graphrelease.generators.bter import fit_block_margins
+
+    rng = np.random.default_rng(2)
+    labels = np.repeat(np.arange(4), [50, 30, 15, 5])
+    k = 4
+    iu, ju = np.triu_indices(k)
+    counts = rng.integers(5, 60, iu.size).astype(float)
+    excess = rng.uniform(0, 10, labels.size)
+    out = fit_block_margins(counts, labels, excess, 400)
+    assert out.sum() == 400 and np.all(out >= 0)
+    vol = np.zeros((k, k))
+    vol[iu, ju] += out
+    vol[ju, iu] += out
+    want = np.bincount(labels, weights=excess) * (800 / excess.sum())
+    # Integer rounding moves each cell by < 1; the margins are met up to that.
+    np.testing.assert_allclose(vol.sum(axis=1), want, atol=k + 1)
+    # Never more edges in a cell than node pairs.
+    sizes = np.bincount(labels)
+    cap = np.where(iu == ju, sizes[iu] * (sizes[iu] - 1) // 2, sizes[iu] * sizes[ju])
+    assert np.all(out <= cap)
+
+
+def test_plateau_interpolation_is_monotone_and_spreads_runs():
+    from graphrelease.generators.dp_stats import interpolate_plateaus
+
+    y = np.array([0.0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 7, 7])
+    z = interpolate_plateaus(y)
+    assert np.all(np.diff(z) >= 0)
+    assert z[0] == 0.0 and z[-1] == 7.0
+    assert np.unique(np.round(z, 6)).size > np.unique(y).size

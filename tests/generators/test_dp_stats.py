@@ -1,0 +1,137 @@
+"""DP structural statistics (issue 15): known answers, sensitivity probes (random edges and edges at hubs),
+ledger entries."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from graphrelease.audit.statistics import triangle_count
+from graphrelease.generators.dp_stats import (
+    COMPONENT_SENSITIVITY,
+    DEGREE_SENSITIVITY,
+    capped_triangle_count,
+    capped_triangle_sensitivity,
+    component_count,
+    release_component_count,
+    release_degrees,
+    release_triangles,
+    top_vertex_triangles,
+    wedge_count,
+)
+from graphrelease.graph import Graph
+from graphrelease.privacy.budget import Budget
+from graphrelease.privacy.proofs import missing_proofs
+from graphrelease.testing.probes import Neighbour, assert_within, edge_neighbours, probe_sensitivity
+from tests.generators.classical_helpers import basic_composition, load_npz_graph, small_subgraph
+
+
+@pytest.fixture(scope="module")
+def cora(data_dir):
+    return load_npz_graph(data_dir, "cora")
+
+
+def _with_edges(graph: Graph, edges: np.ndarray) -> Graph:
+    g, _ = Graph.from_edges(graph.num_nodes, edges, name=graph.name)
+    return g
+
+
+def hub_neighbours(graph: Graph, rng: np.random.Generator) -> Neighbour:
+    """Edge adjacency at the worst place for degree-dependent queries: add or remove an edge at one of the ten
+    highest-degree nodes (to another hub half of the time)."""
+    deg = graph.degrees()
+    hubs = np.argsort(-deg, kind="stable")[:10]
+    u = int(rng.choice(hubs))
+    incident = np.nonzero((graph.edges[:, 0] == u) | (graph.edges[:, 1] == u))[0]
+    if rng.random() < 0.5 and incident.size:
+        k = int(rng.choice(incident))
+        return Neighbour(graph, _with_edges(graph, np.delete(graph.edges, k, axis=0)), f"remove hub edge {k}")
+    existing = set(map(tuple, graph.edges.tolist()))
+    for _ in range(1000):
+        v = int(rng.choice(hubs)) if rng.random() < 0.5 else int(rng.integers(graph.num_nodes))
+        pair = (min(u, v), max(u, v))
+        if u != v and pair not in existing:
+            new = np.vstack([graph.edges, np.array([pair], dtype=np.int64)])
+            return Neighbour(graph, _with_edges(graph, new), f"add hub edge {pair}")
+    raise AssertionError("no free pair at a hub")
+
+
+def book_graph(k: int) -> tuple[Graph, Graph]:
+    """``u=0`` and ``v=1`` with ``k`` common neighbours (a book of ``k`` pages), without and with the spine {0, 1}:
+    adding the spine makes ``k`` triangles at once, the worst case for the new-triangle term."""
+    pages = np.arange(2, k + 2)
+    edges = np.concatenate([np.stack([np.zeros(k, int), pages], 1), np.stack([np.ones(k, int), pages], 1)])
+    g, _ = Graph.from_edges(k + 2, edges)
+    h, _ = Graph.from_edges(k + 2, np.vstack([edges, [[0, 1]]]))
+    return g, h
+
+
+def test_capped_count_is_exact_above_the_max_degree(cora):
+    exact = triangle_count(cora)
+    assert top_vertex_triangles(cora).sum() == exact
+    assert capped_triangle_count(cora, float(cora.degrees().max())) == pytest.approx(exact)
+    # A smaller cap only down-weights: monotone in the cap and never above the count.
+    values = [capped_triangle_count(cora, d) for d in (1, 2, 5, 20, 80)]
+    assert all(a <= b + 1e-9 for a, b in zip(values, values[1:])) and values[-1] <= exact
+
+
+@pytest.mark.parametrize("cap", [1.0, 2.5, 6.0, 20.0, 200.0])
+def test_capped_triangle_probe(cora, cap):
+    sub = small_subgraph(cora, 500)
+    declared = capped_triangle_sensitivity(cap)
+    for fn, seed in ((edge_neighbours, 1), (hub_neighbours, 2)):
+        res = probe_sensitivity(lambda g, _r: np.array([capped_triangle_count(g, cap)]), sub, fn, declared,
+                                draws=60, rng=np.random.default_rng(seed), norm="l1")
+        assert_within(res)
+
+
+@pytest.mark.parametrize("k,cap", [(40, 5.0), (200, 10.0), (30, 100.0)])
+def test_capped_triangle_bound_on_the_book_graph(k, cap):
+    # Adding the spine of a k-page book adds k triangles of top degree k+1: k min(1, D/(k+1)) of the 2D bound.
+    g, h = book_graph(k)
+    change = abs(capped_triangle_count(h, cap) - capped_triangle_count(g, cap))
+    assert change <= capped_triangle_sensitivity(cap) * (1 + 1e-9)
+    assert change == pytest.approx(k * min(1.0, cap / (k + 1)), rel=0.6)
+
+
+def test_degree_and_component_probes(cora):
+    sub = small_subgraph(cora, 400)
+    for fn, seed in ((edge_neighbours, 3), (hub_neighbours, 4)):
+        rng = np.random.default_rng(seed)
+        res = probe_sensitivity(lambda g, _r: np.sort(g.degrees().astype(float)), sub, fn, DEGREE_SENSITIVITY,
+                                draws=80, rng=rng, norm="l1")
+        assert_within(res)
+        res = probe_sensitivity(lambda g, _r: np.array([float(component_count(g))]), sub, fn,
+                                COMPONENT_SENSITIVITY, draws=80, rng=rng, norm="l1")
+        assert_within(res)
+
+
+def test_releases_charge_the_ledger(cora):
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    rng = np.random.default_rng(0)
+    deg = release_degrees(cora, budget, rng, epsilon_sorted=0.3, epsilon_rank=0.2, stage="t")
+    tri = release_triangles(cora, budget, rng, epsilon=0.4, degrees=deg.values, stage="t")
+    comps = release_component_count(cora, budget, rng, epsilon=0.1, stage="t")
+    assert [e.stage for e in budget.ledger] == ["t.sorted_degrees", "t.node_degrees", "t.triangles_scale",
+                                                "t.triangles", "t.components"]
+    assert [e.sensitivity for e in budget.ledger][:2] == [2.0, 2.0]
+    assert budget.ledger.entries[2].sensitivity == pytest.approx(2 * tri.cap_scale)
+    assert budget.ledger.entries[3].sensitivity == pytest.approx(2 * tri.cap)
+    assert math.isclose(basic_composition(budget), 1.0, rel_tol=1e-9)
+    assert missing_proofs(budget.ledger) == []
+    assert 1.0 <= comps <= cora.num_nodes
+    # Released degrees are the isotonic sorted values handed out by noisy rank: a permutation of sorted values.
+    assert np.all(np.diff(np.sort(deg.values)) >= 0) and deg.values.min() >= 0
+
+
+def test_triangle_estimate_is_accurate_at_high_epsilon(cora):
+    # Seeded accuracy check (the noise here is not a release): at epsilon 40 the Laplace scale of the second stage
+    # is 2 D / 32 with D <= 168, so the error is dominated by the truncation model, well inside 15%.
+    budget = Budget(epsilon=50.0, delta=1e-6, adjacency="edge")
+    rng = np.random.default_rng(5)
+    deg = release_degrees(cora, budget, rng, epsilon_sorted=5.0, epsilon_rank=5.0, stage="t")
+    tri = release_triangles(cora, budget, rng, epsilon=40.0, degrees=deg.values, stage="t")
+    assert abs(tri.triangles - triangle_count(cora)) <= 0.15 * triangle_count(cora)
+    assert wedge_count(cora.degrees()) == pytest.approx(float((cora.degrees() * (cora.degrees() - 1) / 2).sum()))
