@@ -442,7 +442,9 @@ def embed_release(
 ) -> ReleaseReport:
     """Fit ``method`` and release its DP node embeddings ``embeddings/embeddings.npz`` (array ``embeddings``, one row
     per node 0..n-1; no original ids) + certificate. Only methods whose embeddings are DP outputs are accepted."""
-    if method not in ("gap", "dpdgc"):
+    from graphrelease.models import MODELS
+
+    if method not in MODELS or not MODELS.get(method).releases_embeddings:
         raise OptionError(
             f"--method {method} does not produce DP embeddings; use gap (perturbed aggregates) or dpdgc (noisy Z)"
         )
@@ -453,8 +455,7 @@ def embed_release(
     run = fit_model(input_graph, method, adjacency=adjacency, epsilon=epsilon, delta=delta, accountant=accountant,
                     options=options, progress=progress, node_set=node_set, read_options=read_options,
                     allow_uncertified=allow_uncertified)
-    graph = run.model._cache[0]  # the training graph: embed() then returns the cached, already-charged release
-    emb = np.asarray(run.model.embed(graph), dtype=np.float32)
+    emb = np.asarray(run.model.released_embeddings(), dtype=np.float32)
     with ReleaseWriter(out_dir, force=force) as w:
         path = w.path("embeddings/embeddings.npz")
         np.savez_compressed(path, embeddings=emb)

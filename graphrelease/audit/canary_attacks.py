@@ -199,10 +199,7 @@ def _released_view(model: Any, trained_on: Graph, known: Graph) -> Graph:
     message passing), which on the training graph would read its private edges outside the mechanism; those models
     are queried with ``known``, the training graph without the canaries.
     """
-    cache = getattr(model, "_cache", None)
-    if isinstance(cache, tuple) and cache and cache[0] is trained_on:
-        return trained_on
-    return known
+    return trained_on if model.holds_release_for(trained_on) else known
 
 
 def _row_cosine(rows: np.ndarray, pairs: np.ndarray) -> np.ndarray:

@@ -44,6 +44,19 @@ class PrivateModel(ABC):
     def embed(self, graph: Graph) -> np.ndarray:
         raise NotImplementedError(f"{self.name} does not produce embeddings")
 
+    #: ``released_embeddings()`` gives DP embeddings charged during ``fit`` (GAP's aggregates, DPDGC's Z~): what
+    #: ``embed`` releases. Models without it compute embeddings at query time from the graph they are given.
+    releases_embeddings: ClassVar[bool] = False
+
+    def released_embeddings(self) -> np.ndarray:
+        """The embeddings released (and charged) by ``fit``, one row per node of the training graph."""
+        raise NotImplementedError(f"{self.name} releases no embeddings during fit")
+
+    def holds_release_for(self, graph: Graph) -> bool:
+        """True when querying ``graph`` returns the release charged during ``fit`` (it is the training graph
+        object), so an attacker may query it without reading its edges outside the mechanism."""
+        return False
+
     @abstractmethod
     def save(self, directory: Path) -> list[Path]:
         """Write released weights + config; return files written."""

@@ -295,6 +295,15 @@ class DPDGC(PrivateModel, NodeModelMixin):
 
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
     needs_degree_bound_under_node_adjacency = True
+    releases_embeddings = True
+
+    def released_embeddings(self) -> np.ndarray:
+        if self._cache is None:
+            raise OptionError(f"{self.name}: call fit() before released_embeddings()")
+        return self.embed(self._cache[0])
+
+    def holds_release_for(self, graph: Graph) -> bool:
+        return self._cache is not None and self._cache[0] is graph
 
     def __init__(self, **options: Any) -> None:
         self.config = DPDGCConfig(**options)

@@ -175,6 +175,9 @@ class GAPLink(PrivateModel):
 
     adjacencies = frozenset({"edge"})
     pair_score = "logit"
+
+    def holds_release_for(self, graph: Graph) -> bool:
+        return self._cache is not None and self._cache[0] is graph
     #: node labels are not used; ``graphrelease.train`` reports the held-out AUC instead
     train_accuracy: float = float("nan")
     test_accuracy: float = float("nan")

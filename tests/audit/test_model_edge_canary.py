@@ -53,6 +53,9 @@ class AdjacencyReleasingModel:
         assert self._cache[0] is graph, "the audit must read the released rows, not aggregate another graph"
         return self._cache[1]
 
+    def holds_release_for(self, graph: Graph) -> bool:
+        return self._cache[0] is graph
+
 
 class InferenceReadsGraphModel:
     """Test-only model that learns nothing and whose ``embed`` aggregates the graph it is GIVEN (as a GCN's or DPAR's
@@ -67,6 +70,9 @@ class InferenceReadsGraphModel:
 
     def embed(self, graph: Graph) -> np.ndarray:
         return graph.to_csr().toarray().astype(np.float64) + np.eye(graph.num_nodes)
+
+    def holds_release_for(self, graph: Graph) -> bool:
+        return False
 
 
 def test_honest_dpdgc_under_edge_adjacency_stays_below_claim(cora80):
