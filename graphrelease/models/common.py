@@ -493,6 +493,24 @@ def public_assumptions_for(kind: str) -> dict[str, str]:
     }
 
 
+class ReleaseAtFitMixin:
+    """For models whose ``fit`` releases per-node values (GAP's noisy aggregates, DPDGC's Z~) and keeps them keyed by
+    the training graph object in ``self._cache = (graph, values)``: querying that graph returns the release."""
+
+    releases_embeddings = True
+    _cache: tuple | None = None
+
+    def released_embeddings(self) -> np.ndarray:
+        if self._cache is None:
+            from graphrelease.errors import OptionError
+
+            raise OptionError(f"{getattr(self, 'name', 'model')}: call fit() before released_embeddings()")
+        return self.embed(self._cache[0])  # type: ignore[attr-defined]
+
+    def holds_release_for(self, graph: Graph) -> bool:
+        return self._cache is not None and self._cache[0] is graph
+
+
 class NodeModelMixin:
     """State every node classifier keeps: split, classes, seed usage, the accuracy measured after fit."""
 

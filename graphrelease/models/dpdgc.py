@@ -55,6 +55,7 @@ from graphrelease.models.common import (
     DEGREE_CAP_UNSOUND,
     MLP,
     NodeModelMixin,
+    ReleaseAtFitMixin,
     TrainConfig,
     adjacency_k,
     adjacency_kind,
@@ -290,20 +291,11 @@ def _xz_batch_loss(module, batch):
 
 
 @MODELS.register("dpdgc")
-class DPDGC(PrivateModel, NodeModelMixin):
+class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     """DPDGC under edge, k-neighbor and node adjacency."""
 
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
     needs_degree_bound_under_node_adjacency = True
-    releases_embeddings = True
-
-    def released_embeddings(self) -> np.ndarray:
-        if self._cache is None:
-            raise OptionError(f"{self.name}: call fit() before released_embeddings()")
-        return self.embed(self._cache[0])
-
-    def holds_release_for(self, graph: Graph) -> bool:
-        return self._cache is not None and self._cache[0] is graph
 
     def __init__(self, **options: Any) -> None:
         self.config = DPDGCConfig(**options)
@@ -381,7 +373,7 @@ class DPDGC(PrivateModel, NodeModelMixin):
         def z_entry(s: float) -> LedgerEntry:
             if c.z_noise == "laplace":  # scale b = dz * s: a (1/s)-DP Laplace mechanism
                 return LedgerEntry(
-                    mechanism="laplace", stage="dpdgc.z_release", params={"epsilon": 1.0 / s}, count=1,
+                    mechanism="laplace", stage="dpdgc.z_release", params={"epsilon": 1.0 / s, "scale": dz * s}, count=1,
                     sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W L1-normalised, L1 sensitivity",
                 )
             return LedgerEntry(

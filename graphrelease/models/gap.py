@@ -62,6 +62,7 @@ from graphrelease.models.common import (
     DEGREE_CAP_UNSOUND,
     MLP,
     NodeModelMixin,
+    ReleaseAtFitMixin,
     TrainConfig,
     adjacency_kind,
     adjacency_matrix,
@@ -247,20 +248,11 @@ def _example_loss(model_fn, example):
 
 
 @MODELS.register("gap")
-class GAP(PrivateModel, NodeModelMixin):
+class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     """GAP with sum / similarity-weighted / learned-attention aggregation; edge and node adjacency."""
 
     adjacencies = frozenset({"edge", "node"})
     needs_degree_bound_under_node_adjacency = True
-    releases_embeddings = True
-
-    def released_embeddings(self) -> np.ndarray:
-        if self._cache is None:
-            raise OptionError(f"{self.name}: call fit() before released_embeddings()")
-        return self.embed(self._cache[0])
-
-    def holds_release_for(self, graph: Graph) -> bool:
-        return self._cache is not None and self._cache[0] is graph
 
     def __init__(self, **options: Any) -> None:
         self.config = GAPConfig(**options)
@@ -329,7 +321,8 @@ class GAP(PrivateModel, NodeModelMixin):
         def agg_entry(s: float) -> LedgerEntry:
             if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
                 return LedgerEntry(
-                    mechanism="laplace", stage=f"gap.aggregation.{c.aggregation}", params={"epsilon": 1.0 / s},
+                    mechanism="laplace", stage=f"gap.aggregation.{c.aggregation}",
+                    params={"epsilon": 1.0 / s, "scale": sens * s},
                     count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
                     note=f"K={c.hops} hops x {rounds} round(s), rows L1-normalised, weights in [0,1], L1 sensitivity",
                 )

@@ -45,7 +45,7 @@ def _w(n: int, rng: np.random.Generator) -> np.ndarray:
 
 def test_normalized_rows_bound():
     w = torch.randn(500, 16, dtype=torch.float64) * 100
-    assert normalized_rows(w).norm(dim=1).max() <= 1.0
+    assert normalized_rows(w).norm(dim=1).max() <= 1.0 + 1e-6
 
 
 @pytest.mark.parametrize("adjacency", ["edge", "k-neighbor:3", "node"])
@@ -233,7 +233,7 @@ def test_laplace_z_release_fit(data_dir):
     (entry,) = list(b.ledger.entries)
     assert entry.mechanism == "laplace" and entry.sensitivity == 2.0
     assert 0.9 * 2.0 <= b.spent_epsilon() <= 2.0
-    assert float(m.emb.bar(m.emb.weight.detach()).abs().sum(dim=1).max()) <= 1.0
+    assert float(m.emb.bar(m.emb.weight.detach()).abs().sum(dim=1).max()) <= 1.0 + 1e-6  # float32 row sums
     assert m.z_noise_std == pytest.approx(2.0 / entry.params["epsilon"])
 
 
