@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from graphrelease.generators.classical_common import _in_sorted, keys_to_edges, pair_keys
+from graphrelease.generators.classical_common import in_sorted, keys_to_edges, pair_keys
 
 
 def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:
@@ -220,7 +220,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     e = keys_to_edges(keys, n)
     deg = np.bincount(e.ravel(), minlength=n)
     in_giant_edge = comp[e[:, 0]] == giant
-    spare = _in_sorted(keys, np.sort(np.asarray(protected, dtype=np.int64))) if protected is not None else \
+    spare = in_sorted(keys, np.sort(np.asarray(protected, dtype=np.int64))) if protected is not None else \
         np.zeros(keys.size, dtype=bool)
     # Deletion candidates in order of preference: unprotected edges between nodes of degree >= 3 (rarely in a
     # triangle, rarely a bridge), then unprotected edges at degree >= 2, then protected ones of degree >= 3.
@@ -235,7 +235,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         need = added.size - dead.size
         if need <= 0:
             break
-        idx = np.nonzero(tier & ~_in_sorted(keys, np.sort(dead)))[0]
+        idx = np.nonzero(tier & ~in_sorted(keys, np.sort(dead)))[0]
         idx = idx[np.argsort(product[idx], kind="stable")[:need]]
         dead = np.concatenate([dead, keys[idx]])
-    return np.union1d(keys[~_in_sorted(keys, np.sort(dead))], added)
+    return np.union1d(keys[~in_sorted(keys, np.sort(dead))], added)

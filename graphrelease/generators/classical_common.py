@@ -169,7 +169,7 @@ def keys_to_edges(keys: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), dtype=np.int64)
 
 
-def _in_sorted(keys: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
+def in_sorted(keys: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
     if sorted_ref.size == 0 or keys.size == 0:
         return np.zeros(keys.shape, dtype=bool)
     pos = np.searchsorted(sorted_ref, keys)
@@ -195,7 +195,7 @@ def sample_uniform_nonedges(n: int, k: int, exclude_sorted_keys: np.ndarray, rng
     if k > allowed // 2 and total_pairs <= 5_000_000:
         iu, ju = np.triu_indices(n, 1)
         all_keys = iu.astype(np.int64) * n + ju
-        free = all_keys[~_in_sorted(all_keys, exclude_sorted_keys)]
+        free = all_keys[~in_sorted(all_keys, exclude_sorted_keys)]
         return np.sort(rng.choice(free, size=k, replace=False))
     while chosen.size < k:
         need = k - chosen.size
@@ -204,9 +204,9 @@ def sample_uniform_nonedges(n: int, k: int, exclude_sorted_keys: np.ndarray, rng
         v = rng.integers(0, n, size=batch, dtype=np.int64)
         ok = u != v
         keys = pair_keys(np.stack([u[ok], v[ok]], axis=1), n)
-        keys = keys[~_in_sorted(keys, exclude_sorted_keys)]
+        keys = keys[~in_sorted(keys, exclude_sorted_keys)]
         keys = np.unique(keys)
-        keys = keys[~_in_sorted(keys, chosen)]
+        keys = keys[~in_sorted(keys, chosen)]
         rng.shuffle(keys)
         chosen = np.sort(np.concatenate([chosen, keys[:need]]))
     return chosen
@@ -272,7 +272,7 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
         ok = a != b
         a, b, which = a[ok], b[ok], which[ok]
         k = pair_keys(np.stack([a, b], axis=1), n)
-        fresh = ~_in_sorted(k, keys) & ~_in_sorted(k, excl)
+        fresh = ~in_sorted(k, keys) & ~in_sorted(k, excl)
         k, which = k[fresh], which[fresh]
         k, first = np.unique(k, return_index=True)
         which = which[first]

@@ -7,6 +7,7 @@ inference reads private structure again and charges for it). Register with ``@MO
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
 
 class PrivateModel(ABC):
+    """Every subclass's ``fit`` runs with a forked torch random state: a model may seed torch's global generator
+    for its initialisation (from its own noise generator), and the caller's random state is left as it was."""
+
     name: ClassVar[str]
     adjacencies: ClassVar[frozenset[str]] = frozenset({"edge"})
     non_private: ClassVar[bool] = False
@@ -32,6 +36,20 @@ class PrivateModel(ABC):
     pair_score: ClassVar[str | None] = None
     #: ``logits(graph)`` gives per-node class logits (node classifiers whose forward pass can be queried).
     gives_logits: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "_forks_torch_rng", False):
+            @functools.wraps(fit)
+            def fit_with_forked_rng(self, *args: Any, **kw: Any):
+                import torch
+
+                with torch.random.fork_rng(devices=[]):
+                    return fit(self, *args, **kw)
+
+            fit_with_forked_rng._forks_torch_rng = True  # type: ignore[attr-defined]
+            cls.fit = fit_with_forked_rng  # type: ignore[method-assign]
 
     @abstractmethod
     def fit(self, graph: Graph, budget: "Budget", *, progress: Any = None) -> "PrivateModel":

@@ -196,27 +196,13 @@ class Budget:
         base, st = self._state(entry)
         if st[1] is not None and st[1] == st[0] + 1:
             return st[0]
-        ok = lambda n: self._ok(base, entry, n)  # noqa: E731
-        lo = st[0]
-        if lo == 0:
-            if not ok(1):
-                st[1] = 1
-                return 0
-            lo = 1
-        hi = st[1]
-        if hi is None:  # bracket the capacity by doubling from what is known to fit (cached between charges)
-            hi = max(2, lo * 2)
-            while ok(hi):
-                lo, hi = hi, hi * 2
-                if hi > 2**40:
-                    st[0] = lo
-                    return lo
         from graphrelease.privacy.calibration import calibrate
 
-        # the bracket [lo, hi) is known: the one calibration routine finds the largest count inside it
+        # the one calibration routine: doubling from what is known to fit (cached between charges), then bisection
+        # below what is known not to
         lo = int(calibrate(lambda n: [entry.with_count(int(n))], prior=base,
                            target_epsilon=self.epsilon * (1 + _TOL), delta=self.delta, accountant=self.accountant,
-                           solve="steps", lo=lo, hi=hi - 1))
+                           solve="steps", lo=max(1, st[0]), hi=(st[1] - 1) if st[1] is not None else 2**40))
         st[0], st[1] = lo, lo + 1
         return lo
 
