@@ -20,7 +20,7 @@ def cora(data_dir):
 @pytest.fixture(scope="module")
 def fitted(cora):
     budget = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
-    return PrivGraph().fit(cora, budget), budget
+    return PrivGraph(seed=0).fit(cora, budget), budget  # seeded: the sampler checks below need a fixed fit
 
 
 def test_budget_split_in_three(fitted):
