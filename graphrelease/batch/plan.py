@@ -17,6 +17,8 @@ Example plan::
     sharing = "compose"            # how jobs on the same private graph share its budget (see below)
     epsilon_cap = 10.0             # per-input cap on the composed epsilon of all its jobs
     delta_cap = 1e-4
+    # nodes = "nodes.csv"          # an edge-list input's node set (a count or a node-list file, as --nodes);
+    # node_set = "from-edges"      # or accept the node set read off the edges (disclosed in each certificate)
 
     [[runs]]
     inputs = ["imdb"]              # optional; default: every input
