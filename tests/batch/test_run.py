@@ -177,3 +177,34 @@ epsilons = [1.0]
     empty = make_release_dir(tmp_path / "empty", [Graph(g.num_nodes, np.zeros((0, 2), dtype=np.int64))],
                              epsilon=0.01, method="fake")
     assert release_warnings(g, empty) == "degenerate release: empty graph: no edges at all"
+
+
+def test_edge_list_inputs_need_a_declared_node_set(tmp_path, data_dir):
+    """An edge-list input without a node declaration fails its job with the fix named; ``nodes`` (or the
+    disclosed ``node_set = "from-edges"``) lets it run, and the certificate says where the node set came from."""
+    import json
+
+    edges = "".join(f"{u},{v}\n" for u in range(40) for v in (u + 1, u + 3) if v < 40)
+    (tmp_path / "g.csv").write_text(edges)
+    (tmp_path / "plan.toml").write_text(f"""
+name = "nodes"
+output = "out"
+[audit]
+enabled = false
+[[inputs]]
+name = "undeclared"
+path = "{tmp_path / 'g.csv'}"
+[[inputs]]
+name = "declared"
+path = "{tmp_path / 'g.csv'}"
+nodes = 45
+[[runs]]
+methods = ["chung_lu"]
+epsilons = [1.0]
+""")
+    summary = run_plan(load_plan(tmp_path / "plan.toml"), executor=_InProcess())
+    rows = {row["input"]: row for row in _rows(summary.csv_path).values()}
+    assert rows["undeclared"]["status"] == "failed" and "--nodes" in rows["undeclared"]["error"], rows
+    assert rows["declared"]["status"] == "done", rows
+    cert = json.loads((tmp_path / "out" / rows["declared"]["job"] / "certificate.json").read_text())
+    assert cert["public_assumptions"]["node_set"] == "declared by the owner: nodes=45"
