@@ -44,7 +44,12 @@ from graphrelease.generators.classical_common import (
     split_fractions,
     total_epsilon,
 )
-from graphrelease.generators.community_dp import em_refine, noisy_supergraph_partition, relabel
+from graphrelease.generators.community_dp import (
+    em_refine,
+    em_refine_sequential,
+    noisy_supergraph_partition,
+    relabel,
+)
 from graphrelease.graph import Graph, GraphCollection
 
 PROOF = "docs/privacy.md#privgraph"
@@ -98,6 +103,7 @@ class PrivGraph(GraphGenerator):
     """PrivGraph with the paper's defaults: ``fractions=(1/3, 1/3, 1/3)``, ``group_size=20``, ``resolution=1``."""
 
     def __init__(self, *, fractions: tuple[float, float, float] = (1 / 3, 1 / 3, 1 / 3), group_size: int = 20,
+                 adjustment: str = "sequential",
                  resolution: float = 1.0, seed: int | None = None) -> None:
         if len(fractions) != 3:
             raise OptionError(f"PrivGraph takes three budget fractions, got {fractions}")
@@ -107,6 +113,9 @@ class PrivGraph(GraphGenerator):
             raise OptionError(f"resolution must be > 0, got {resolution}")
         self.fractions = split_fractions(dict(zip(("partition", "adjust", "extract"), map(float, fractions))),
                                          "privgraph")
+        if adjustment not in ("sequential", "one-shot"):
+            raise OptionError(f"adjustment must be 'sequential' (the paper) or 'one-shot', got {adjustment!r}")
+        self.adjustment = adjustment
         self.group_size = int(group_size)
         self.resolution = float(resolution)
         self.seed = seed
@@ -119,8 +128,12 @@ class PrivGraph(GraphGenerator):
         labels, share = noisy_supergraph_partition(
             graph, budget, rng, epsilon=e1, group_size=self.group_size, resolution=self.resolution,
             stage="privgraph.community_init", proof=PROOF)
-        labels = em_refine(graph, labels, budget, rng, epsilon=e2 / 2.0, volume_share=share,
-                           stage="privgraph.community_adjust", proof=PROOF)
+        if self.adjustment == "sequential":
+            labels = em_refine_sequential(graph, labels, budget, rng, epsilon=e2 / 2.0,
+                                          stage="privgraph.community_adjust", proof=PROOF)
+        else:
+            labels = em_refine(graph, labels, budget, rng, epsilon=e2 / 2.0, volume_share=share,
+                               stage="privgraph.community_adjust", proof=PROOF)
         labels = relabel(labels)
         deg_in, inter = intra_degrees_and_inter_counts(graph, labels)
         budget.charge(laplace_entry("privgraph.extract", e3, 1.0, PROOF,
@@ -133,7 +146,7 @@ class PrivGraph(GraphGenerator):
             graph.num_nodes,
             {"labels": labels, "intra_degrees": intra_degrees, "inter_counts": inter_counts},
             {"fractions": list(self.fractions.values()), "group_size": self.group_size,
-             "resolution": self.resolution},
+             "resolution": self.resolution, "adjustment": self.adjustment},
             reproducible_seed_used=used_seed,
         )
 

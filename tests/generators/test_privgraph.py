@@ -98,3 +98,29 @@ def test_phase2_utility_sensitivity(cora):
         diff = np.abs(utilities(pair.neighbour) - base)
         assert diff.max() <= 1.0 + 1e-12
         assert (diff.max(axis=1) > 0).sum() <= 2
+
+
+def test_sequential_adjustment_sees_an_edge_only_at_its_endpoints(cora):
+    """The sequential pass's utility of node w is k_{w,C} under the labels already output. For any such labels, G
+    and G + {u, v} give the same utility vector to every node except u and v, whose vectors differ by one unit in one
+    coordinate (sensitivity 1): exactly two selections see the edge."""
+    from graphrelease.generators.community_dp import em_refine_sequential, neighbour_counts
+
+    sub = small_subgraph(cora, 300)
+    rng = np.random.default_rng(0)
+    adj = sub.to_csr()
+    for _ in range(20):
+        labels = rng.integers(0, 6, size=sub.num_nodes)  # stands for whatever the earlier selections output
+        u, v = sorted(rng.choice(sub.num_nodes, size=2, replace=False).tolist())
+        if adj[u, v]:
+            continue
+        plus = sub.replace(edges=np.unique(np.vstack([sub.edges, [[u, v]]]), axis=0))
+        diff = np.abs((neighbour_counts(plus, labels, 6) - neighbour_counts(sub, labels, 6)).toarray())
+        changed = np.nonzero(diff.sum(axis=1))[0]
+        assert set(changed.tolist()) == {u, v} and diff.sum(axis=1)[[u, v]].tolist() == [1, 1]
+    # and the pass charges what the proof says: two selections at the given epsilon
+    b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+    em_refine_sequential(sub, rng.integers(0, 6, size=sub.num_nodes), b, rng, epsilon=0.25, stage="probe",
+                         proof="privgraph")
+    (entry,) = b.ledger.entries
+    assert entry.mechanism == "exponential" and entry.count == 2 and entry.params["epsilon"] == 0.25
