@@ -34,7 +34,7 @@ CONFIGS = [  # (method, adjacency, epsilon, options)
     ("dpar", "node", "8", {"mechanism": "EM1", "epochs": 5, "num_sources": 500, "max_iter": 50}),
     # link prediction (the 'test acc' column holds the held-out edge AUC)
     ("gap-link", "edge", "1", {}),
-    ("relational", "edge", "4", {"steps": 100, "hidden": 64, "out_dim": 32, "edge_count_public": True}),
+    ("relational", "edge", "4", {"steps": 100, "hidden": 64, "out_dim": 32}),
 ]
 LINK_METHODS = {"gap-link": "gap", "relational": "relational"}
 

@@ -43,7 +43,7 @@ TABLE2 = [  # (adjacency, epsilon, methods)
 GAP_WEIGHTED = [("edge", e) for e in (1.0, 2.0, 4.0, 8.0)]
 # Link prediction (edge adjacency): GAP aggregates + DP-SGD scorer, the relational encoder; inf = non-private GAP.
 LINK = [("gap-link", e) for e in (1.0, 2.0, 4.0, 8.0, math.inf)] + [("relational", 4.0), ("features", 0.0)]
-LINK_OPTIONS = {"gap-link": {}, "relational": {"steps": 100, "hidden": 64, "out_dim": 32, "edge_count_public": True},
+LINK_OPTIONS = {"gap-link": {}, "relational": {"steps": 100, "hidden": 64, "out_dim": 32},
                 "features": {}}
 
 

@@ -90,7 +90,7 @@ def main() -> None:
         for seed in range(args.seeds):
             t = time.time()
             model = RelationalModel(steps=max(1, steps), batch_size=32, num_negatives=4, degree_cap=5,
-                                    noise_multiplier=sigma, lr=1e-3, edge_count_public=True)
+                                    noise_multiplier=sigma, lr=1e-3)
             if adj is None:
                 model.config.steps = 0
                 budget = Budget.unlimited("edge")

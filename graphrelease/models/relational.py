@@ -92,9 +92,6 @@ class RelationalConfig:
     clipping: str = "standard"
     chunk_size: int = 64
     seed: int | None = None
-    #: The sampling rate batch_size / |E| and Theorem 3 use the exact edge count, which is private under edge and
-    #: node adjacency: the owner must declare it public (it then stands in the certificate) or use another method.
-    edge_count_public: bool = False
 
 
 # ----------------------------------------------------------------------------------------------- sampling
@@ -288,23 +285,23 @@ class RelationalModel(PrivateModel):
         g = cap_degree(graph, c.degree_cap) if kind == "node" else graph
         if g.num_edges == 0:
             raise OptionError(f"relational: graph '{graph.name}' has no edges to train on")
-        if not c.edge_count_public and not is_unlimited(budget):
-            raise OptionError("relational: its sampling rate and privacy analysis (Theorem 3) read the exact edge count, "
-                              "which is private; declare it public with --set edge_count_public=true (the "
-                              "certificate then states it) or use gap / dpdgc")
+        # The sampling rate batch_size / |E| and Theorem 3 read the exact edge count. Neighbouring graphs differ in
+        # |E|, so they would run at different rates, and the count is released through no mechanism: the release
+        # is not covered by the proof (PRIVACY.md section 1), whatever the owner declares.
+        self.uncertified_reasons = [] if is_unlimited(budget) else [
+            "relational: the sampling rate batch_size/|E| and Theorem 3 read the exact edge count, which neighbouring "
+            "graphs do not share and no mechanism releases"]
         if kind == "node":
             self.public_assumptions = {
                 "degree_cap": f"every node has at most {c.degree_cap} edges (the input is projected by a public-order "
                               "edge-addition cap)",
                 "node_count": "the number of node slots is public",
-                "edge_count": f"the edge count after the degree cap ({g.num_edges}) was declared public by the owner "
-                              "(edge_count_public=true); it sets the sampling rate",
+                "edge_count": "NOT covered: the exact edge count after the degree cap sets the sampling rate",
             }
         else:
             self.public_assumptions = {
                 "features": "node features and the node set are public under edge adjacency",
-                "edge_count": f"the edge count ({g.num_edges}) was declared public by the owner "
-                              "(edge_count_public=true); it sets the sampling rate",
+                "edge_count": "NOT covered: the exact edge count sets the sampling rate",
             }
         rng, tgen, self.used_seed = noise_generators(c.seed)
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))

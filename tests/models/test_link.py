@@ -181,7 +181,6 @@ def test_fit_link_model_relational_holds_out_edges(data_dir):
 
     g = small_cora(data_dir, n=300)
     run, train = fit_link_model(g, "relational", epsilon=4.0, options={"steps": 5, "hidden": 16, "out_dim": 8,
-                                                                       "edge_count_public": True,
                                                                        "test_frac": 0.2, "split_seed": 2})
     held = _edge_set(g.edges) - _edge_set(train.edges)
     assert held and _edge_set(holdout_split(g, test_frac=0.2, seed=2)[1]) == held

@@ -193,8 +193,7 @@ def test_private_fit_charges_ledger_and_evaluates_zero_shot(data_dir):
     g = g.replace(features=np.asarray(g.dense_features())[:, :256].astype(np.float32))
     train_g, eval_g = split_halves(g, seed=0)
     budget = Budget(epsilon=8.0, delta=1e-5, adjacency="edge", accountant="rdp")
-    model = RelationalModel(hidden=32, out_dim=16, steps=15, batch_size=64, noise_multiplier=1.0, seed=3,
-                            edge_count_public=True)
+    model = RelationalModel(hidden=32, out_dim=16, steps=15, batch_size=64, noise_multiplier=1.0, seed=3)
     model.fit(train_g, budget)
     (entry,) = budget.ledger.entries
     assert entry.mechanism == "subsampled_gaussian" and entry.count == model.steps == 15
@@ -211,7 +210,7 @@ def test_node_budget_limits_steps(data_dir):
     half, _ = split_halves(g, seed=1)
     budget = Budget(epsilon=1.0, delta=1e-5, adjacency="node", accountant="rdp")
     model = RelationalModel(hidden=16, out_dim=8, steps=10_000, batch_size=16, noise_multiplier=3.0,
-                            num_negatives=2, degree_cap=3, edge_count_public=True)
+                            num_negatives=2, degree_cap=3)
     model.fit(half, budget)
     (entry,) = budget.ledger.entries
     assert entry.mechanism == "relational_coupled" and entry.sound
@@ -220,16 +219,26 @@ def test_node_budget_limits_steps(data_dir):
     with pytest.raises(BudgetError):
         budget.charge(entry.with_count(1))
     with pytest.raises(BudgetError):  # not even one step fits: refused before training
-        RelationalModel(steps=5, batch_size=16, noise_multiplier=0.5, num_negatives=2, degree_cap=3,
-                        edge_count_public=True).fit(
+        RelationalModel(steps=5, batch_size=16, noise_multiplier=0.5, num_negatives=2, degree_cap=3).fit(
             half, Budget(epsilon=0.05, delta=1e-5, adjacency="node", accountant="rdp"))
 
 
-def test_private_fit_refuses_an_undeclared_edge_count(cora_small=None):
-    """The sampling rate and Theorem 3 read |E|, private under edge adjacency: the owner must declare it public."""
-    from graphrelease.errors import OptionError
-    from graphrelease.io import load_default_graph
+def test_release_is_uncertified_because_the_rate_reads_the_edge_count(tmp_path):
+    """The sampling rate batch_size/|E| and Theorem 3 read the exact |E|: a relational release says guarantee none
+    (refused without --allow-uncertified), and its certificate does not print the count."""
+    import json
 
-    g = load_default_graph().induced_subgraph(np.arange(200))
-    with pytest.raises(OptionError, match="edge_count_public"):
-        RelationalModel(steps=1).fit(g, Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp"))
+    from graphrelease.errors import UncertifiedError
+    from graphrelease.io import load_default_graph
+    from graphrelease.train import train_model
+
+    g = load_default_graph().induced_subgraph(np.arange(300))
+    opts = {"steps": 2, "hidden": 16, "out_dim": 8, "noise_multiplier": 3.0}
+    with pytest.raises(UncertifiedError, match="edge count"):
+        train_model(g, tmp_path / "a", method="relational", task="link-prediction", epsilon=2.0, options=opts)
+    assert not (tmp_path / "a").exists()
+    report = train_model(g, tmp_path / "b", method="relational", task="link-prediction", epsilon=2.0, options=opts,
+                         allow_uncertified=True)
+    cert = json.loads((tmp_path / "b" / "certificate.json").read_text())
+    assert report.guarantee == "none" and cert["guarantee"] == "none"
+    assert str(g.num_edges) not in json.dumps(cert["public_assumptions"])
