@@ -20,9 +20,8 @@ if TYPE_CHECKING:
     import networkx as nx
 
 _FEATURE_RE = re.compile(r"^x(\d+)$")
-# Node elements of GraphML / GEXF (`<node id=...>`, any namespace prefix) and GML (`node [`).
-_NODE_ELEMENT = {"graphml": re.compile(rb"<(?:\w+:)?node[\s>/]"), "gexf": re.compile(rb"<(?:\w+:)?node[\s>/]"),
-                 "gml": re.compile(rb"(?m)^\s*node\s*\[")}
+#: Graph attribute our writers set when the node set was read off the edges.
+NODE_SET_ATTRIBUTE = "graphrelease_node_set"
 
 
 def _as_int(value: object) -> int | None:
@@ -33,10 +32,31 @@ def _as_int(value: object) -> int | None:
     return None
 
 
-def from_networkx(nxg: "nx.Graph", *, source: str, name: str, declared_nodes: int | None = None
+def _edges_name_only_declared_nodes(path: Path, fmt: str) -> bool:
+    """GraphML / GEXF: does every edge endpoint have its own ``<node>`` element? networkx silently adds the endpoints
+    of edges to undeclared nodes, and then the node set came partly from the edges. GML is always declared: networkx
+    refuses an edge to an undefined node."""
+    if fmt == "gml":
+        return True
+    import xml.etree.ElementTree as ET
+
+    ids: set[str] = set()
+    ends: set[str] = set()
+    for _, elem in ET.iterparse(str(path), events=("end",)):
+        tag = elem.tag.rsplit("}", 1)[-1]
+        if tag == "node" and "id" in elem.attrib:
+            ids.add(elem.attrib["id"])
+        elif tag == "edge":
+            ends.update(elem.attrib.get(k) for k in ("source", "target") if k in elem.attrib)
+        if tag in ("node", "edge"):
+            elem.clear()
+    return ends <= ids
+
+
+def from_networkx(nxg: "nx.Graph", *, source: str, name: str, nodes_declared: bool = True
                   ) -> tuple[Graph, CleaningReport]:
-    """``declared_nodes``: how many node elements the file itself lists (networkx silently adds the endpoints of
-    edges to undeclared nodes; then the node set came partly from the edges)."""
+    """``nodes_declared``: every node of the file has its own node element (see
+    :func:`_edges_name_only_declared_nodes`); otherwise the node set came partly from the edges."""
     nodes = list(nxg.nodes())
     if not nodes:
         raise GraphValidationError(f"{source}: empty graph (no nodes)")
@@ -73,8 +93,8 @@ def from_networkx(nxg: "nx.Graph", *, source: str, name: str, declared_nodes: in
             node_ids=node_ids,
             name=name,
             directed_input=nxg.is_directed(),
-            node_set=(f"the node elements listed in {source}" if declared_nodes is not None
-                      and declared_nodes >= len(nodes) else NODE_SET_FROM_EDGES),
+            node_set=(f"the node elements listed in {source}" if nodes_declared
+                      and nxg.graph.get(NODE_SET_ATTRIBUTE) != NODE_SET_FROM_EDGES else NODE_SET_FROM_EDGES),
         )
     except GraphValidationError as err:
         raise GraphValidationError(f"{source}: {err}") from err
@@ -87,6 +107,8 @@ def to_networkx(graph: Graph) -> "nx.Graph":
     import networkx as nx
 
     nxg = nx.Graph(name=graph.name)
+    if graph.node_set_inferred:  # GraphML and GML keep graph attributes: the provenance survives a round trip
+        nxg.graph[NODE_SET_ATTRIBUTE] = NODE_SET_FROM_EDGES
     dense = graph.dense_features()
     for i in range(graph.num_nodes):
         attrs: dict[str, object] = {}
@@ -115,8 +137,9 @@ def read_with(
     except (nx.NetworkXError, ET.ParseError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError,
             AttributeError, EOFError, OSError) as err:
         raise InputFormatError(f"{path}: cannot parse as {fmt} ({type(err).__name__}: {err})") from err
-    from graphrelease.io._common import read_bytes
-
-    declared = len(_NODE_ELEMENT[fmt].findall(read_bytes(path))) if fmt in _NODE_ELEMENT else None
+    try:
+        declared = _edges_name_only_declared_nodes(path, fmt)
+    except ET.ParseError:  # networkx read it (e.g. gzip-wrapped); without our own parse nothing is declared
+        declared = False
     return from_networkx(nxg, source=str(path), name=name or path.stem.removesuffix(f".{fmt}"),
-                         declared_nodes=declared)
+                         nodes_declared=declared)

@@ -229,7 +229,10 @@ def read_edgelist(
 
 def format_edgelist(graph: Graph, *, delimiter: str = ",") -> str:
     """The text :func:`write_edgelist` writes: marker comment, header, one ``u,v`` row per undirected edge."""
-    lines = [f"{MARKER} nodes={graph.num_nodes} edges={graph.num_edges}", delimiter.join(("source", "target"))]
+    # A node set read off the edges is written without nodes=N: reading the file back must not turn it into a
+    # declared one (the certificate would then call it public).
+    declared = "node set read off the edges" if graph.node_set_inferred else f"nodes={graph.num_nodes}"
+    lines = [f"{MARKER} {declared} edges={graph.num_edges}", delimiter.join(("source", "target"))]
     if graph.num_edges:
         lines.append("\n".join(f"{u}{delimiter}{v}" for u, v in graph.edges.tolist()))
     return "\n".join(lines) + "\n"

@@ -21,4 +21,10 @@ def read_gexf(path: Path, *, name: str | None = None) -> tuple[Graph, CleaningRe
 def write_gexf(graph: Graph, path: Path) -> None:
     import networkx as nx
 
+    from graphrelease.errors import OptionError
+
+    if graph.node_set_inferred:  # GEXF drops graph attributes: the file would read back as a declared node set
+        raise OptionError(f"{path}: the graph's node set was read off its edges and GEXF cannot record that; write "
+                          "csv, npz, GraphML or GML, or declare the nodes first (--nodes)")
+
     nx.write_gexf(to_networkx(graph), Path(path))

@@ -127,10 +127,13 @@ def parse_npz(archive: Mapping[str, np.ndarray], *, source: str, name: str = "gr
         if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
             raise InputFormatError(f"{source}: 'labels' must be a 1-D integer array, got {labels.dtype} {labels.shape}")
     node_ids = np.asarray(array_from_archive(archive, "node_ids", source)) if "node_ids" in keys else None
+    inferred = "node_set_inferred" in keys and bool(np.asarray(array_from_archive(archive, "node_set_inferred",
+                                                                                   source)))
     try:
         graph, report = Graph.from_edges(
             num_nodes, pairs, features=features, labels=labels, node_ids=node_ids, name=name, directed_input=directed,
-            node_set=_declared_by_node_data(node_set, source, features, labels, num_nodes),
+            node_set=NODE_SET_FROM_EDGES if inferred else _declared_by_node_data(node_set, source, features, labels,
+                                                                                  num_nodes),
         )
     except GraphValidationError as err:
         raise GraphValidationError(f"{source}: {err}") from err
@@ -182,6 +185,8 @@ def write_npz(graph: Graph, path: Path) -> None:
         "adj_indptr": np.asarray(adj.indptr, dtype=np.int64),
         "adj_shape": np.array(adj.shape, dtype=np.int64),
     }
+    if graph.node_set_inferred:  # keep the provenance: the adjacency's shape must not read back as a declaration
+        arrays["node_set_inferred"] = np.array(True)
     if graph.features is not None:
         x = sp.csr_matrix(graph.features)
         arrays.update(

@@ -83,6 +83,8 @@ def parse_pyg_object(obj: object, *, source: str, name: str = "graph") -> tuple[
             NODE_SET_FROM_EDGES)
     if num_nodes <= 0:
         raise GraphValidationError(f"{source}: empty graph (0 nodes)")
+    if obj.get("node_set_inferred") is not None and bool(_numpy(obj["node_set_inferred"], "node_set_inferred", source)):
+        node_set = NODE_SET_FROM_EDGES
     if pairs.size and int(pairs.max()) >= num_nodes:
         raise GraphValidationError(f"{source}: edge_index refers to node {int(pairs.max())} but num_nodes={num_nodes}")
     if y is not None:
@@ -131,6 +133,8 @@ def write_pyg(graph: Graph, path: Path) -> None:
 
     data = graph.to_pyg()
     payload = {"edge_index": data.edge_index, "num_nodes": graph.num_nodes}
+    if graph.node_set_inferred:  # keep the provenance (num_nodes would otherwise read back as a declaration)
+        payload["node_set_inferred"] = torch.tensor(True)
     if graph.features is not None:
         payload["x"] = data.x
     if graph.labels is not None:

@@ -135,3 +135,35 @@ def test_cli_synth_refusal_is_one_line_and_leaves_nothing(tmp_path, capsys):
     assert not (tmp_path / "rel").exists() and not (tmp_path / "rel.key").exists()
     rc = run_cli(app, ["synth", str(path), "--epsilon", "1", "--out", str(tmp_path / "rel"), "--nodes", "6"])
     assert rc == 0 and (tmp_path / "rel.key").exists()
+
+
+@pytest.mark.parametrize("ext", ["csv", "npz", "pt", "graphml", "gml"])
+def test_writing_an_inferred_graph_keeps_it_inferred(tmp_path, ext):
+    """Converting a file must not launder a node set read off the edges into a declared one."""
+    g = read_graph(_write(tmp_path / "g.csv", "0,1\n1,2\n2,3\n5,6\n")).data
+    assert g.node_set_inferred
+    write_graph(g, tmp_path / f"out.{ext}")
+    back = read_graph(tmp_path / f"out.{ext}").data
+    assert back.node_set_inferred, (ext, back.node_set)
+    declared = read_graph(tmp_path / "g.csv", nodes=10).data
+    write_graph(declared, tmp_path / f"declared.{ext}")
+    assert not read_graph(tmp_path / f"declared.{ext}").data.node_set_inferred
+
+
+def test_gexf_refuses_an_inferred_node_set(tmp_path):
+    g = read_graph(_write(tmp_path / "g.csv", "0,1\n1,2\n")).data
+    with pytest.raises(OptionError, match="GEXF"):
+        write_graph(g, tmp_path / "out.gexf")
+
+
+def test_graphml_comment_or_repeat_cannot_fake_a_declaration(tmp_path):
+    """Counting <node> strings is not enough: a commented-out or repeated node element must not hide an edge to an
+    undeclared node."""
+    head = ('<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+            '<graph edgedefault="undirected">')
+    _write(tmp_path / "comment.graphml", head + '<!-- <node id="zz"/> --><node id="a"/><node id="b"/>'
+           '<edge source="a" target="b"/><edge source="a" target="c"/></graph></graphml>')
+    _write(tmp_path / "repeat.graphml", head + '<node id="a"/><node id="a"/><node id="b"/>'
+           '<edge source="a" target="b"/><edge source="a" target="c"/></graph></graphml>')
+    for name in ("comment.graphml", "repeat.graphml"):
+        assert read_graph(tmp_path / name).data.node_set_inferred, name
