@@ -26,13 +26,19 @@ def register(app: typer.Typer) -> None:
         signer_key: Optional[str] = typer.Option(None, "--signer-key", help="the issuer's Ed25519 public key (.pub "
                                                  "file or hex): the release must be signed by it"),
         as_json: bool = typer.Option(False, "--json", help="print {ok, checks, problems, recomputed} as JSON"),
+        input_format: Optional[str] = typer.Option(None, "--format", help="--input's format (default: sniffed)"),
+        features: Optional[Path] = typer.Option(None, "--features", help="the features file given to the release "
+                                                "(it may have declared the node set)"),
+        labels: Optional[Path] = typer.Option(None, "--labels", help="the labels file given to the release"),
     ) -> int:
         """Recompute epsilon and every ledger entry, re-hash every artifact, check the signature and the input
         binding; exit 1 on failure."""
         from graphrelease.privacy.certificate import verify_release
 
+        options = {k: v for k, v in {"nodes": nodes, "fmt": input_format, "features": features,
+                                     "labels": labels}.items() if v is not None}
         report = verify_release(release_dir, input_graph=input_path, key=key, signer_key=signer_key,
-                                input_options={"nodes": nodes} if nodes is not None else None)
+                                input_options=options or None)
         if as_json:
             echo_json({"release": str(release_dir), "ok": report.ok, "checks": report.checks,
                        "problems": report.problems, "recomputed": report.recomputed,

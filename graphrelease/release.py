@@ -362,6 +362,32 @@ def check_manifest(release_dir: str | Path) -> list[str]:
     return problems
 
 
+# ------------------------------------------------------------------------------------------------ the binding key
+def plan_key_path(out_dir: str | Path, key_path: str | Path | None, *, force: bool) -> Path:
+    """Where a release's input-binding key goes (default ``<out>.key`` beside it), checked before any work: never
+    inside the release, never over an existing key without ``force`` (it may bind another release), and in a
+    directory that exists or can be made (a key that cannot be written would leave a release nobody can bind)."""
+    from graphrelease.errors import OptionError
+
+    out = Path(out_dir)
+    key_file = Path(key_path) if key_path is not None else out.parent / f"{out.name}.key"
+    if key_file.resolve().is_relative_to(out.resolve()):
+        raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
+    if key_file.exists() and not force:
+        raise ReleaseError(f"{key_file} already exists (the key of another release?); choose another --key or pass "
+                           "--force to replace it")
+    if key_file.is_dir():
+        raise OptionError(f"--key {key_file} is a directory; give a file path")
+    for parent in key_file.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OptionError(f"--key {key_file}: {parent} is a file, not a directory")
+            if not os.access(parent, os.W_OK):
+                raise OptionError(f"--key {key_file}: {parent} is not writable")
+            break
+    return key_file
+
+
 # ------------------------------------------------------------------------------------------- the released method
 #: Where ``synth`` records which generator made a release, its mode and its options.
 GENERATOR_FILE = "model/generator.json"

@@ -213,6 +213,9 @@ def synthesize(
     if out.exists() and not force:
         raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
     _check_out_path(out)
+    from graphrelease.release import plan_key_path
+
+    key_file = plan_key_path(out, key_path, force=force)
 
     from graphrelease.generators import GENERATORS
     from graphrelease.privacy.budget import Budget
@@ -288,9 +291,6 @@ def synthesize(
         if progress is not None:
             progress("sample", i + 1, int(num_graphs), spent[0])
     mode_used = getattr(generator, "last_info", {}).get("mode", mode)
-    key_file = Path(key_path) if key_path is not None else out.parent / f"{out.name}.key"
-    if key_file.resolve().is_relative_to(out.resolve()):
-        raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
     from graphrelease.defaults import warn_if_beside_input
 
     warn_if_beside_input(input_path_or_data, out, key_file)
@@ -345,8 +345,10 @@ def _write_release(out: Path, *, force: bool, graphs: list[Graph], fitted: Any, 
         # The key reaches the disk only with a finished release: a failed or interrupted run leaves no stray key.
         key = generate_key()
         binding = input_hmac(data, key)
-        public = dict(getattr(fitted, "public_assumptions", {}) or {})
-        public.update(extra_public or {})
+        from graphrelease.privacy.public_inputs import qualify_public_assumptions
+
+        public = qualify_public_assumptions(dict(getattr(fitted, "public_assumptions", {}) or {}), extra_public or {},
+                                            inferred=data.node_set_inferred)
 
         def factory(artifacts: dict[str, str]) -> dict:
             cert = build_certificate(budget=budget, method=method, mode=mode or "default", artifacts=artifacts,

@@ -256,8 +256,11 @@ def fit_link_model(
 def _certificate_factory(run: ModelRun, *, mode: str, released: list[str], extra: dict[str, Any]):
     from graphrelease.privacy.certificate import build_certificate
 
-    assumptions = dict(getattr(run.model, "public_assumptions", {}) or {})
-    assumptions.update(run.node_public)
+    from graphrelease.privacy.public_inputs import qualify_public_assumptions
+
+    inferred = run.input_graph is not None and run.input_graph.node_set_inferred
+    assumptions = qualify_public_assumptions(dict(getattr(run.model, "public_assumptions", {}) or {}),
+                                             run.node_public, inferred=inferred)
     assumptions.setdefault("labels", "the label set (number of classes) and the public split of node slots "
                                      "(a fixed permutation of 0..n-1) are public")
     unsound = list(getattr(run.model, "uncertified_reasons", []) or [])
@@ -294,14 +297,10 @@ def _binding(run: ModelRun, extra: dict[str, Any], signer: Any) -> tuple[bytes, 
     return key, extra
 
 
-def _default_key_path(out_dir: str | Path, key_path: str | Path | None) -> Path:
-    from graphrelease.errors import OptionError
+def _default_key_path(out_dir: str | Path, key_path: str | Path | None, *, force: bool = False) -> Path:
+    from graphrelease.release import plan_key_path
 
-    out = Path(out_dir)
-    key_file = Path(key_path) if key_path is not None else out.parent / f"{out.name}.key"
-    if key_file.resolve().is_relative_to(out.resolve()):
-        raise OptionError(f"--key {key_file} lies inside the release {out}; the key must stay outside it")
-    return key_file
+    return plan_key_path(out_dir, key_path, force=force)
 
 
 def _preflight(out_dir: str | Path, *, force: bool, epsilon: float, delta: float, key_path: str | Path | None,
@@ -321,7 +320,7 @@ def _preflight(out_dir: str | Path, *, force: bool, epsilon: float, delta: float
             if not parent.is_dir():
                 raise OptionError(f"--out {out}: {parent} is a file, not a directory")
             break
-    key_file = _default_key_path(out_dir, key_path)
+    key_file = _default_key_path(out_dir, key_path, force=force)
     from graphrelease.defaults import warn_if_beside_input
 
     warn_if_beside_input(source, out, key_file)

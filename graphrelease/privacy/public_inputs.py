@@ -86,6 +86,25 @@ def node_set_assumption(data: Graph | GraphCollection, *, adjacency: str, policy
             f"{what} declared by the owner: {shown}"}
 
 
+#: Entries other parts of a certificate may hold that speak of the node set as declared or public.
+_NODE_SET_KEYS = ("num_nodes", "node_count", "node_order")
+
+
+def qualify_public_assumptions(public: dict[str, str], node_public: dict[str, str], *, inferred: bool
+                               ) -> dict[str, str]:
+    """The certificate's ``public_assumptions``: a method's own entries, then the node-set entry. When the node set
+    was read off the edges (owner's choice), the method's generic node-set entries are qualified so the certificate
+    does not contradict its own disclosure."""
+    out = dict(public)
+    if inferred:
+        for key in _NODE_SET_KEYS:
+            if key in out:
+                out[key] = ("not declared: read off the edges by the owner's choice (node_set=from-edges); the "
+                            "guarantee is limited as node_set says")
+    out.update(node_public)
+    return out
+
+
 def node_set_declared(data: Graph | GraphCollection) -> bool:
     """True when no graph's node set was read off its edges."""
     return not data.node_set_inferred

@@ -44,7 +44,15 @@ def declared_sensitivity(adjacency_kind: str, stage: str) -> float | None:
 
 
 def entry_problems(entry, adjacency_kind: str) -> list[str]:
-    """What is wrong with one ledger entry's stated parameters (empty when they are consistent)."""
+    """What is wrong with one ledger entry's stated parameters (empty when they are consistent). A malformed entry
+    (missing or non-numeric parameters, a zero scale) is a problem reported, never an exception."""
+    try:
+        return _entry_problems(entry, adjacency_kind)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:
+        return [f"{entry.stage}: malformed parameters ({type(err).__name__}: {err})"]
+
+
+def _entry_problems(entry, adjacency_kind: str) -> list[str]:
     problems = []
     p = entry.params
     if entry.mechanism == "laplace":

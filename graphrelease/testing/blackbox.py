@@ -116,6 +116,7 @@ def two_world_audit(method: str, base_edges: np.ndarray, canary: tuple[int, int]
         for world, path in files.items():
             out = workdir / "release"
             shutil.rmtree(out, ignore_errors=True)
+            (workdir / "key").unlink(missing_ok=True)
             try:
                 release(path, out, method=method, epsilon=epsilon, nodes=nodes, node_set=node_set)
             except (NodeSetError, _Refused) as err:

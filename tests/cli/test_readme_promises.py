@@ -71,6 +71,10 @@ def test_synth_reads_like_inspect_and_declares_from_a_labels_file(files, tmp_pat
     cert = json.loads((tmp_path / "rel" / "certificate.json").read_text())
     assert "labels file" in cert["public_assumptions"]["node_set"]
     assert json.loads(out)["guarantee"] == "proved" and (tmp_path / "rel.key").is_file()
+    # the binding is checked from the same files: the labels file declared the node set
+    rc, out, err = _run(["certificate", "verify", tmp_path / "rel", "--input", root / "g.csv", "--labels",
+                         root / "y.csv", "--key", tmp_path / "rel.key", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["input_binding_checked"], err
 
 
 def test_train_and_embed_take_nodes_features_labels_and_bind_their_input(files, tmp_path, capsys):

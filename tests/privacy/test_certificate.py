@@ -271,3 +271,29 @@ def test_unsigned_release_says_so(tmp_path):
     assert cert["extra"]["signature"] == {"signed": False}
     report = verify_release(out)
     assert report.ok and any("not signed" in c for c in report.checks)
+
+
+def test_malformed_ledger_entry_is_a_problem_not_a_crash(tmp_path):
+    out = _synth_release(tmp_path)
+
+    def zero_scale(cert):
+        for e in cert["ledger"]["entries"]:
+            if e["mechanism"] == "laplace":
+                e["params"]["scale"] = 0
+
+    rewrite_certificate(out, zero_scale, fix_manifest=True)
+    report = verify_release(out)
+    assert not report.ok and any("malformed parameters" in p for p in report.problems)
+
+
+def test_an_existing_key_is_never_overwritten_without_force(tmp_path):
+    from graphrelease.errors import ReleaseError
+    from graphrelease.synth import synthesize
+
+    out = _synth_release(tmp_path)  # writes tmp_path / "rel.key"
+    key_before = (tmp_path / "rel.key").read_bytes()
+    with pytest.raises(ReleaseError, match="already exists"):
+        synthesize(load_default_graph(), method="chung_lu", epsilon=1.0, out=tmp_path / "other",
+                   key_path=tmp_path / "rel.key")
+    assert (tmp_path / "rel.key").read_bytes() == key_before and not (tmp_path / "other").exists()
+    assert out.is_dir()
