@@ -27,6 +27,19 @@ def _model_help() -> str:
     return ", ".join(MODELS.names())
 
 
+# Options train and embed share (declared once: typer reads these OptionInfo objects, it does not change them).
+_NODES = typer.Option(None, "--nodes", help=NODES_HELP)
+_NODE_SET = typer.Option("declared", "--node-set", help=NODE_SET_HELP)
+_FORMAT = typer.Option(None, "--format", help="Input format (default: sniffed).")
+_FEATURES = typer.Option(None, "--features", help="Node features file joined by node id.")
+_LABELS = typer.Option(None, "--labels", help="Node labels file joined by node id.")
+_KEY = typer.Option(None, "--key", help="Where to write the input-binding key (default <out>.key, outside the "
+                                        "release).")
+_SIGNING_KEY = typer.Option(None, "--signing-key", help="Your Ed25519 private key: signs the release's manifest.")
+_SEED = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release uncertified.")
+_JSON = typer.Option(False, "--json", help="Print the result (or an error) as JSON.")
+
+
 def _options(items: Optional[List[str]], seed: Optional[int]) -> dict:
     """``--set`` options plus ``--seed`` (one seed convention for every command: ``--seed``)."""
     from graphrelease.errors import OptionError
@@ -104,18 +117,15 @@ def register(app: typer.Typer) -> None:
         options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
         force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
         allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
-        nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
-        node_set: str = typer.Option("declared", "--node-set", help=NODE_SET_HELP),
-        input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed)."),
-        features: Optional[Path] = typer.Option(None, "--features", help="Node features file joined by node id."),
-        labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file joined by node id."),
-        key: Optional[Path] = typer.Option(None, "--key", help="Where to write the input-binding key (default "
-                                           "<out>.key, outside the release)."),
-        signing_key: Optional[Path] = typer.Option(None, "--signing-key", help="Your Ed25519 private key: signs "
-                                                   "the release's manifest."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
-                                           "uncertified."),
-        as_json: bool = typer.Option(False, "--json", help="Print the result (or an error) as JSON."),
+        nodes: Optional[str] = _NODES,
+        node_set: str = _NODE_SET,
+        input_format: Optional[str] = _FORMAT,
+        features: Optional[Path] = _FEATURES,
+        labels: Optional[Path] = _LABELS,
+        key: Optional[Path] = _KEY,
+        signing_key: Optional[Path] = _SIGNING_KEY,
+        seed: Optional[int] = _SEED,
+        as_json: bool = _JSON,
     ) -> None:
         """Train a private node or link model and release its weights with a privacy certificate."""
         from graphrelease.defaults import check_delta, check_epsilon
@@ -145,18 +155,15 @@ def register(app: typer.Typer) -> None:
         options: Optional[List[str]] = typer.Option(None, "--set", help=_SET_HELP),
         force: bool = typer.Option(False, "--force", help="Replace an existing release directory."),
         allow_uncertified: bool = typer.Option(False, "--allow-uncertified", help="Write even without a proof."),
-        nodes: Optional[str] = typer.Option(None, "--nodes", help=NODES_HELP),
-        node_set: str = typer.Option("declared", "--node-set", help=NODE_SET_HELP),
-        input_format: Optional[str] = typer.Option(None, "--format", help="Input format (default: sniffed)."),
-        features: Optional[Path] = typer.Option(None, "--features", help="Node features file joined by node id."),
-        labels: Optional[Path] = typer.Option(None, "--labels", help="Node labels file joined by node id."),
-        key: Optional[Path] = typer.Option(None, "--key", help="Where to write the input-binding key (default "
-                                           "<out>.key, outside the release)."),
-        signing_key: Optional[Path] = typer.Option(None, "--signing-key", help="Your Ed25519 private key: signs "
-                                                   "the release's manifest."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Reproducibility tests only: makes the release "
-                                           "uncertified."),
-        as_json: bool = typer.Option(False, "--json", help="Print the result (or an error) as JSON."),
+        nodes: Optional[str] = _NODES,
+        node_set: str = _NODE_SET,
+        input_format: Optional[str] = _FORMAT,
+        features: Optional[Path] = _FEATURES,
+        labels: Optional[Path] = _LABELS,
+        key: Optional[Path] = _KEY,
+        signing_key: Optional[Path] = _SIGNING_KEY,
+        seed: Optional[int] = _SEED,
+        as_json: bool = _JSON,
     ) -> None:
         """Release DP node embeddings (npz, nodes numbered 0..n-1) with a privacy certificate."""
         from graphrelease.defaults import check_delta, check_epsilon

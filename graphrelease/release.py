@@ -363,6 +363,22 @@ def check_manifest(release_dir: str | Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ the binding key
+def plan_out_path(out_dir: str | Path, *, force: bool) -> Path:
+    """The release directory, checked before any work: an existing one only with ``force``, and never under a
+    regular file (it could not be written)."""
+    from graphrelease.errors import OptionError
+
+    out = Path(out_dir)
+    if out.exists() and not force:
+        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OptionError(f"--out {out}: {parent} is a file, not a directory")
+            break
+    return out
+
+
 def plan_key_path(out_dir: str | Path, key_path: str | Path | None, *, force: bool) -> Path:
     """Where a release's input-binding key goes (default ``<out>.key`` beside it), checked before any work: never
     inside the release, never over an existing key without ``force`` (it may bind another release), and in a

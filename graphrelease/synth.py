@@ -27,11 +27,8 @@ Example
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,15 +81,6 @@ def _load(input_path_or_data: Any, **read_options: Any) -> Graph | GraphCollecti
 
     fmt = read_options.pop("fmt", None)
     return read_graph(input_path_or_data, fmt, **read_options).data
-
-
-def _check_out_path(out: Path) -> None:
-    """An output path under a regular file can never be written: say so before any work."""
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OptionError(f"--out {out}: {parent} is a file, not a directory")
-            break
 
 
 def _accepts(cls: type, name: str) -> bool:
@@ -209,12 +197,9 @@ def synthesize(
     epsilon = check_epsilon(epsilon, allow_inf=True)
     delta = check_delta(delta)
     node_set = check_policy(node_set)
-    out = Path(out)
-    if out.exists() and not force:
-        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
-    _check_out_path(out)
-    from graphrelease.release import plan_key_path
+    from graphrelease.release import plan_key_path, plan_out_path
 
+    out = plan_out_path(out, force=force)
     key_file = plan_key_path(out, key_path, force=force)
 
     from graphrelease.generators import GENERATORS

@@ -297,30 +297,17 @@ def _binding(run: ModelRun, extra: dict[str, Any], signer: Any) -> tuple[bytes, 
     return key, extra
 
 
-def _default_key_path(out_dir: str | Path, key_path: str | Path | None, *, force: bool = False) -> Path:
-    from graphrelease.release import plan_key_path
-
-    return plan_key_path(out_dir, key_path, force=force)
-
-
 def _preflight(out_dir: str | Path, *, force: bool, epsilon: float, delta: float, key_path: str | Path | None,
                signing_key: str | Path | None, source: Any = None) -> tuple[Path, Any]:
     """Everything that can be refused before training: the budget's numbers, an existing --out, the key's place,
     the signing key."""
     from graphrelease.defaults import check_delta, check_epsilon
-    from graphrelease.errors import ReleaseError
+    from graphrelease.release import plan_key_path, plan_out_path
 
     check_epsilon(epsilon, allow_inf=True)
     check_delta(delta)
-    out = Path(out_dir)
-    if out.exists() and not force:
-        raise ReleaseError(f"{out} already exists; choose another --out or pass --force to replace it")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OptionError(f"--out {out}: {parent} is a file, not a directory")
-            break
-    key_file = _default_key_path(out_dir, key_path, force=force)
+    out = plan_out_path(out_dir, force=force)
+    key_file = plan_key_path(out_dir, key_path, force=force)
     from graphrelease.defaults import warn_if_beside_input
 
     warn_if_beside_input(source, out, key_file)
