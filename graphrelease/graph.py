@@ -16,6 +16,8 @@ Example
 
 from __future__ import annotations
 
+import random
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
@@ -493,3 +495,16 @@ class GraphCollection:
 
 
 GraphLike = Graph | GraphCollection
+
+
+@contextmanager
+def seeded_igraph(seed: int) -> Iterator[None]:
+    """Run igraph's randomised routines (Louvain's vertex shuffle) from ``random.Random(seed)``, then restore its
+    default generator: igraph draws from one process-global generator that no NumPy seed reaches."""
+    import igraph as ig
+
+    ig.set_random_number_generator(random.Random(seed))
+    try:
+        yield
+    finally:
+        ig.set_random_number_generator(random)

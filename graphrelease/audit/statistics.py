@@ -14,7 +14,7 @@ available, labelled, as :func:`netgan_square_count` and :func:`netgan_clustering
 Example
 -------
 >>> import numpy as np
->>> from graphrelease.graph import Graph
+>>> from graphrelease.graph import Graph, seeded_igraph
 >>> g, _ = Graph.from_edges(4, np.array([[0, 1], [1, 2], [0, 2], [2, 3]]))
 >>> s = graph_statistics(g)
 >>> s["triangle_count"], s["wedge_count"], round(s["global_clustering"], 4)
@@ -24,16 +24,14 @@ Example
 from __future__ import annotations
 
 import math
-import random
 import warnings
 import weakref
-from contextlib import contextmanager
 from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
-from graphrelease.graph import Graph
+from graphrelease.graph import Graph, seeded_igraph
 
 #: Above this many nodes the characteristic path length and the diameter are estimated from sampled BFS sources.
 EXACT_PATH_MAX_NODES = 10_000
@@ -288,18 +286,6 @@ def node_triangles(graph: Graph) -> np.ndarray:
     """Number of triangles through each node."""
     tri = oriented_triangles(graph)
     return np.bincount(tri.ravel(), minlength=graph.num_nodes).astype(np.int64)
-
-
-@contextmanager
-def seeded_igraph(seed: int) -> Iterator[None]:
-    """Run igraph's randomised routines from ``random.Random(seed)``, restoring its default generator after."""
-    import igraph as ig
-
-    ig.set_random_number_generator(random.Random(seed))
-    try:
-        yield
-    finally:
-        ig.set_random_number_generator(random)
 
 
 # ---------------------------------------------------------------------------------------------------- statistics

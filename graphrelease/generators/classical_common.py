@@ -286,7 +286,43 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
         k, which = k[take], which[take]
         have += np.bincount(which, minlength=target.size)
         keys = np.sort(np.concatenate([keys, k]))
+    short = np.nonzero((target > have) & (cap[keep] <= _ENUMERATE_PAIRS_UP_TO))[0]
+    if short.size:
+        first = np.concatenate([[0], np.cumsum(sizes)])
+        members = [order[first[b]:first[b + 1]] for b in range(num_blocks)]
+        keys = _fill_by_enumeration(n, members, w, r[short], s[short], (target - have)[short], keys, excl, rng)
     return keys
+
+
+#: A block pair still short after the rejection rounds is finished by listing its free pairs when it has at most this
+#: many: small blocks with one heavy node are where rejection stalls (every draw repeats the same few pairs).
+_ENUMERATE_PAIRS_UP_TO = 250_000
+
+
+def _fill_by_enumeration(n: int, members: list[np.ndarray], w: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                         deficit: np.ndarray, keys: np.ndarray, excl: np.ndarray,
+                         rng: np.random.Generator) -> np.ndarray:
+    """Draw each block pair's missing edges without replacement from its free pairs, with probability proportional
+    to ``w_a * w_b`` (then uniformly among zero-weight pairs if the weighted ones run out)."""
+    added = []
+    for r, s, need in zip(rows.tolist(), cols.tolist(), deficit.tolist()):
+        a_nodes, b_nodes = members[r], members[s]
+        if r == s:
+            i, j = np.triu_indices(a_nodes.size, 1)
+            a, b = a_nodes[i], a_nodes[j]
+        else:
+            a, b = np.repeat(a_nodes, b_nodes.size), np.tile(b_nodes, a_nodes.size)
+        k = pair_keys(np.stack([a, b], axis=1), n)
+        free = ~in_sorted(k, keys) & ~in_sorted(k, excl)
+        k, weight = k[free], (w[a] * w[b])[free]
+        positive = np.nonzero(weight > 0)[0]
+        if positive.size > need:
+            pick = rng.choice(positive, size=need, replace=False, p=weight[positive] / weight[positive].sum())
+        else:
+            rest = np.nonzero(weight <= 0)[0]
+            pick = np.concatenate([positive, rng.permutation(rest)[: need - positive.size]])
+        added.append(k[pick])
+    return np.sort(np.concatenate([keys, *added]))
 
 
 def graph_from_keys(n: int, keys: np.ndarray, name: str) -> Graph:

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphrelease.generators.classical_common import charge_laplace, norm_sub
-from graphrelease.graph import Graph
+from graphrelease.graph import Graph, seeded_igraph
 from graphrelease.privacy.ledger import LedgerEntry
 
 #: Dense super-graphs above this many cells are refused (the group size is then raised automatically).
@@ -38,17 +38,22 @@ def relabel(labels: np.ndarray) -> np.ndarray:
 
 def louvain_weighted(num_vertices: int, src: np.ndarray, dst: np.ndarray, weights: np.ndarray,
                      resolution: float, rng: np.random.Generator) -> np.ndarray:
-    """Louvain (igraph multilevel) on a weighted graph given as edge arrays (loops allowed); vertex order random."""
+    """Louvain (igraph multilevel) on a weighted graph given as edge arrays (loops allowed); vertex order random.
+
+    igraph shuffles vertices with its own global generator, so it is seeded from ``rng``: a seeded fit is then
+    the same fit in every process.
+    """
     import igraph as ig
 
     perm = rng.permutation(num_vertices)
     inv = np.empty_like(perm)
     inv[perm] = np.arange(num_vertices)
     g = ig.Graph(n=num_vertices, edges=np.stack([inv[src], inv[dst]], axis=1).tolist(), directed=False)
-    membership = np.asarray(
-        g.community_multilevel(weights=list(map(float, weights)) if len(weights) else None,
-                               resolution=resolution).membership
-    )
+    with seeded_igraph(int(rng.integers(2**63 - 1))):
+        membership = np.asarray(
+            g.community_multilevel(weights=list(map(float, weights)) if len(weights) else None,
+                                   resolution=resolution).membership
+        )
     return relabel(membership[inv])
 
 
