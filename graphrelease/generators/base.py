@@ -10,7 +10,9 @@ Register implementations with ``@GENERATORS.register("name")`` in a module liste
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -54,8 +56,23 @@ class FittedGenerator(ABC):
         """Inverse of :meth:`save`."""
 
 
+@dataclass(frozen=True)
+class GeneratorFitContext:
+    """What the template :meth:`GraphGenerator.fit` has set up when a generator's ``_fit`` hook runs."""
+
+    epsilon: float  #: the budget's epsilon (``inf`` only for generators that run unlimited budgets)
+    rng: np.random.Generator  #: noise generator: secure unless the user seeded the generator
+    torch_generator: Any  #: the same for torch draws
+    used_seed: bool  #: a user seed drove the noise: the certificate must say ``guarantee: none``
+
+
 class GraphGenerator(ABC):
-    """A synthetic-graph generator: hyper-parameters in the constructor (keyword-only), data in :meth:`fit`."""
+    """A synthetic-graph generator: hyper-parameters in the constructor (keyword-only), data in :meth:`fit`.
+
+    ``fit`` is the template method every generator shares: it checks the input kind, the adjacency and the
+    epsilon against what the generator declares, builds the noise generators from ``self.seed`` (secure unless a
+    seed was given), then runs the generator's ``_fit`` hook.
+    """
 
     name: ClassVar[str]
     #: ``"graph"`` (one large graph) and/or ``"collection"``.
@@ -64,10 +81,40 @@ class GraphGenerator(ABC):
     adjacencies: ClassVar[frozenset[str]] = frozenset({"edge"})
     #: ``True`` when the generator reads the data without noise (a non-private ceiling such as plain GVAE).
     non_private: ClassVar[bool] = False
+    #: ``True`` when an unlimited budget (``--epsilon inf``) is meaningful (a non-private mode exists).
+    runs_unlimited: ClassVar[bool] = False
+    seed: int | None = None
 
-    @abstractmethod
     def fit(self, data: Graph | GraphCollection, budget: "Budget", *, progress: Any = None) -> FittedGenerator:
         """Fit under ``budget`` (which owns the run's ledger) and return the fitted generator."""
+        from graphrelease.errors import OptionError
+        from graphrelease.privacy.noise import secure_generator
+
+        if isinstance(data, GraphCollection) and "collection" not in self.inputs:
+            raise OptionError(f"generator '{self.name}' fits one large graph; got a collection '{data.name}' "
+                              "(pick a collection generator, or pass a single graph)")
+        if isinstance(data, Graph) and "graph" not in self.inputs:
+            raise OptionError(f"generator '{self.name}' fits a collection of graphs; got one graph '{data.name}'")
+        if isinstance(data, Graph) and data.num_nodes < 2:
+            raise OptionError(f"generator '{self.name}' needs at least 2 nodes, graph '{data.name}' has "
+                              f"{data.num_nodes}")
+        adjacency = budget.ledger.adjacency
+        if adjacency.kind.value not in self.adjacencies:
+            raise OptionError(f"generator '{self.name}' certifies {' or '.join(sorted(self.adjacencies))} adjacency "
+                              f"only, the budget asks for '{adjacency.name}' (use --adjacency "
+                              f"{sorted(self.adjacencies)[0]})")
+        eps = float(budget.epsilon)
+        if not eps > 0 or (math.isinf(eps) and not self.runs_unlimited):
+            raise OptionError(f"generator '{self.name}' needs a finite epsilon > 0, got {eps} (pass --epsilon, e.g. "
+                              "--epsilon 1)")
+        rng, torch_generator, used_seed = secure_generator(self.seed)
+        ctx = GeneratorFitContext(epsilon=eps, rng=rng, torch_generator=torch_generator, used_seed=bool(used_seed))
+        return self._fit(data, budget, ctx, progress=progress)
+
+    def _fit(self, data: Graph | GraphCollection, budget: "Budget", ctx: GeneratorFitContext, *,
+             progress: Any = None) -> FittedGenerator:
+        """The generator itself: charge every mechanism to ``budget`` before its result is used."""
+        raise NotImplementedError(f"generator '{self.name}' implements no _fit hook")
 
 
 GENERATORS: Registry[GraphGenerator] = Registry("generator")

@@ -23,19 +23,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.base import GENERATORS, GraphGenerator
+from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphGenerator
 from graphrelease.generators.classical_common import (
     ReleasedParams,
     charge_laplace,
     isotonic_increasing,
-    make_rng,
-    require_single_graph,
     sample_block_edges,
     split_fractions,
-    total_epsilon,
     graph_from_keys,
 )
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 
 PROOF = "docs/privacy.md#dp-chung-lu"
 
@@ -77,11 +74,9 @@ class DPChungLu(GraphGenerator):
         self.degree_query = degree_query
         self.seed = seed
 
-    def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedChungLu:
-        graph = require_single_graph(data, self.name)
-        eps = total_epsilon(budget, self.name)
+    def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedChungLu:
+        graph, eps, rng, used_seed = data, ctx.epsilon, ctx.rng, ctx.used_seed
         split = split_fractions({"count": self.count_fraction, "degrees": 1.0 - self.count_fraction}, self.name)
-        rng, used_seed = make_rng(self.seed)
         n = graph.num_nodes
         m_noisy = charge_laplace(budget, rng, float(graph.num_edges), epsilon=eps * split["count"], sensitivity=1.0,
                                  stage="chung_lu.edge_count", proof=PROOF)

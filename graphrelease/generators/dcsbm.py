@@ -39,18 +39,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.base import GENERATORS, GraphGenerator
+from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphGenerator
 from graphrelease.generators.classical_common import (
     NODE_COUNT_PUBLIC,
     ReleasedParams,
     charge_laplace,
     graph_from_keys,
     isotonic_increasing,
-    make_rng,
     norm_sub,
-    require_single_graph,
     sample_block_edges,
-    total_epsilon,
 )
 from graphrelease.generators.community_dp import (
     em_refine,
@@ -58,7 +55,7 @@ from graphrelease.generators.community_dp import (
     noisy_supergraph_partition,
     relabel,
 )
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
 
 PROOF = "docs/privacy.md#dp-dcsbm"
@@ -213,10 +210,8 @@ class DPDCSBM(GraphGenerator):
             public_assumptions=public, reproducible_seed_used=used_seed,
         )
 
-    def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedDCSBM:
-        graph = require_single_graph(data, self.name)
-        eps = total_epsilon(budget, self.name)
-        rng, used_seed = make_rng(self.seed)
+    def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedDCSBM:
+        graph, eps, rng, used_seed = data, ctx.epsilon, ctx.rng, ctx.used_seed
         mode = self._resolve_partition(graph)
         public = dict(NODE_COUNT_PUBLIC)
         n = graph.num_nodes

@@ -34,20 +34,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.base import GENERATORS, GraphGenerator
+from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphGenerator
 from graphrelease.generators.classical_common import (
     NODE_COUNT_PUBLIC,
     ReleasedParams,
     charge_laplace,
     graph_from_keys,
-    make_rng,
     norm_sub,
-    require_single_graph,
     round_preserving_sum,
     sample_block_edges,
-    total_epsilon,
 )
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
 
 PROOF = "docs/privacy.md#dp-dk"
@@ -137,10 +134,8 @@ class DPdK(GraphGenerator):
         self.cap_quantile = float(cap_quantile)
         self.seed = seed
 
-    def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedDPdK:
-        graph = require_single_graph(data, self.name)
-        eps = total_epsilon(budget, self.name)
-        rng, used_seed = make_rng(self.seed)
+    def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedDPdK:
+        graph, eps, rng, used_seed = data, ctx.epsilon, ctx.rng, ctx.used_seed
         n = graph.num_nodes
         public = dict(NODE_COUNT_PUBLIC)
         if self.degree_cap is not None:

@@ -31,18 +31,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.base import GENERATORS, GraphGenerator
+from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphGenerator
 from graphrelease.generators.classical_common import (
     ReleasedParams,
     graph_from_keys,
     laplace_entry,
-    make_rng,
     norm_sub,
-    require_single_graph,
     round_preserving_sum,
     sample_block_edges,
     split_fractions,
-    total_epsilon,
 )
 from graphrelease.generators.community_dp import (
     em_refine,
@@ -50,7 +47,7 @@ from graphrelease.generators.community_dp import (
     noisy_supergraph_partition,
     relabel,
 )
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 
 PROOF = "docs/privacy.md#privgraph"
 
@@ -120,10 +117,8 @@ class PrivGraph(GraphGenerator):
         self.resolution = float(resolution)
         self.seed = seed
 
-    def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedPrivGraph:
-        graph = require_single_graph(data, self.name)
-        eps = total_epsilon(budget, self.name)
-        rng, used_seed = make_rng(self.seed)
+    def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedPrivGraph:
+        graph, eps, rng, used_seed = data, ctx.epsilon, ctx.rng, ctx.used_seed
         e1, e2, e3 = (eps * self.fractions[k] for k in ("partition", "adjust", "extract"))
         labels, share = noisy_supergraph_partition(
             graph, budget, rng, epsilon=e1, group_size=self.group_size, resolution=self.resolution,

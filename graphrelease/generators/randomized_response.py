@@ -35,19 +35,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.base import GENERATORS, GraphGenerator
+from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphGenerator
 from graphrelease.generators.classical_common import (
     ReleasedParams,
     charge_laplace,
     graph_from_keys,
-    make_rng,
     pair_keys,
-    require_single_graph,
     sample_uniform_nonedges,
     split_fractions,
-    total_epsilon,
 )
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
 
 PROOF = "docs/privacy.md#randomized-response"
@@ -118,9 +115,8 @@ class RandomizedResponse(GraphGenerator):
         self.max_edges = int(max_edges)
         self.seed = seed
 
-    def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedRandomizedResponse:
-        graph = require_single_graph(data, self.name)
-        eps = total_epsilon(budget, self.name)
+    def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedRandomizedResponse:
+        graph, eps, rng, used_seed = data, ctx.epsilon, ctx.rng, ctx.used_seed
         n = graph.num_nodes
         total_pairs = n * (n - 1) // 2
         m_noisy = None
@@ -132,7 +128,6 @@ class RandomizedResponse(GraphGenerator):
                     f"symmetric randomized response at epsilon={eps} would release about {int(q * total_pairs)} "
                     f"edges (> max_edges={self.max_edges}); use mode='edgerand'"
                 )
-        rng, used_seed = make_rng(self.seed)
         if self.mode == "edgerand":
             split = split_fractions({"count": self.count_fraction, "cells": 1.0 - self.count_fraction}, self.name)
             m_noisy = float(charge_laplace(budget, rng, float(graph.num_edges), epsilon=eps * split["count"],

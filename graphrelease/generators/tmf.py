@@ -26,20 +26,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.base import GENERATORS, GraphGenerator
+from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphGenerator
 from graphrelease.generators.classical_common import (
     ReleasedParams,
     charge_laplace,
     graph_from_keys,
     laplace_entry,
-    make_rng,
     pair_keys,
-    require_single_graph,
     sample_uniform_nonedges,
     split_fractions,
-    total_epsilon,
 )
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 
 PROOF = "docs/privacy.md#tmf"
 
@@ -113,11 +110,9 @@ class TmF(GraphGenerator):
         self.count_fraction = float(count_fraction)
         self.seed = seed
 
-    def fit(self, data: Graph | GraphCollection, budget: Any, *, progress: Any = None) -> FittedTmF:
-        graph = require_single_graph(data, self.name)
-        eps = total_epsilon(budget, self.name)
+    def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedTmF:
+        graph, eps, rng, used_seed = data, ctx.epsilon, ctx.rng, ctx.used_seed
         split = split_fractions({"count": self.count_fraction, "cells": 1.0 - self.count_fraction}, self.name)
-        rng, used_seed = make_rng(self.seed)
         n = graph.num_nodes
         total_pairs = n * (n - 1) // 2
         m_noisy = float(charge_laplace(budget, rng, float(graph.num_edges), epsilon=eps * split["count"],

@@ -7,8 +7,8 @@ inference reads private structure again and charges for it). Register with ``@MO
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -18,15 +18,34 @@ from graphrelease.graph import Graph
 from graphrelease.registry import Registry
 
 if TYPE_CHECKING:
+    import torch
+
+    from graphrelease.models.common import NodeSplit
     from graphrelease.privacy.budget import Budget
 
 
+@dataclass(frozen=True)
+class FitContext:
+    """What the template :meth:`PrivateModel.fit` has set up when a method's ``_fit`` hook runs."""
+
+    kind: str  #: adjacency kind of the budget (``edge`` / ``node`` / ``k-neighbor``)
+    k: int | None  #: k of k-neighbour adjacency, else ``None``
+    private: bool  #: ``False`` for an unlimited (non-private) budget
+    rng: "np.random.Generator"  #: noise generator (secure unless the user seeded the model)
+    tgen: "torch.Generator"  #: the same for torch draws
+    split: "NodeSplit | None"  #: public train/val/test split of node classifiers, else ``None``
+
+
 class PrivateModel(ABC):
-    """Every subclass's ``fit`` runs with a forked torch random state: a model may seed torch's global generator
-    for its initialisation (from its own noise generator), and the caller's random state is left as it was."""
+    """Every model's ``fit`` is this class's template method (PyG's ``MessagePassing`` is the model): it checks the
+    adjacency and the method's options, builds the split and the noise generators, then runs the method's ``_fit``
+    hook with torch's global random state forked, so the caller's random state is left as it was. Subclasses
+    implement ``_fit``, never ``fit``."""
 
     name: ClassVar[str]
     adjacencies: ClassVar[frozenset[str]] = frozenset({"edge"})
+    #: appended to the one-line refusal of an unsupported adjacency (why the method has no analysis for it)
+    adjacency_refusal_note: ClassVar[str] = ""
     non_private: ClassVar[bool] = False
     #: Under node adjacency the proof needs every degree <= the ``degree_cap`` option (a declared bound): an input
     #: above it would come out uncertified, which ``train`` checks before training.
@@ -37,23 +56,53 @@ class PrivateModel(ABC):
     #: ``logits(graph)`` gives per-node class logits (node classifiers whose forward pass can be queried).
     gives_logits: ClassVar[bool] = False
 
+    config: Any
+    used_seed: bool = False
+    public_assumptions: dict[str, str]
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        fit = cls.__dict__.get("fit")
-        if fit is not None and not getattr(fit, "_forks_torch_rng", False):
-            @functools.wraps(fit)
-            def fit_with_forked_rng(self, *args: Any, **kw: Any):
-                import torch
+        if "fit" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} overrides fit(); implement the _fit hook instead (PrivateModel.fit is "
+                            "the template that sets up adjacency checks, the split and the noise generators)")
 
-                with torch.random.fork_rng(devices=[]):
-                    return fit(self, *args, **kw)
-
-            fit_with_forked_rng._forks_torch_rng = True  # type: ignore[attr-defined]
-            cls.fit = fit_with_forked_rng  # type: ignore[method-assign]
-
-    @abstractmethod
     def fit(self, graph: Graph, budget: "Budget", *, progress: Any = None) -> "PrivateModel":
         """Train on ``graph`` under ``budget``; returns ``self``."""
+        import torch
+
+        from graphrelease.errors import OptionError
+        from graphrelease.models.common import (
+            NodeModelMixin,
+            adjacency_k,
+            adjacency_kind,
+            is_unlimited,
+            noise_generators,
+            public_assumptions_for,
+        )
+
+        kind = adjacency_kind(budget)
+        if kind not in self.adjacencies:
+            raise OptionError(f"{self.name} supports adjacency {sorted(self.adjacencies)}, not '{kind}'"
+                              f"{self.adjacency_refusal_note}")
+        private = not is_unlimited(budget)
+        self._check_options(kind, private=private, budget=budget)
+        split = self._prepare(graph) if isinstance(self, NodeModelMixin) else None
+        self.public_assumptions = public_assumptions_for(kind)
+        rng, tgen, self.used_seed = noise_generators(self.config.seed)
+        ctx = FitContext(kind=kind, k=adjacency_k(budget), private=private, rng=rng, tgen=tgen, split=split)
+        with torch.random.fork_rng(devices=[]):
+            # Initialisation draws from torch's global generator; seed it from the noise generator so a seeded
+            # model is reproducible and an unseeded one is not predictable.
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+            self._fit(graph, budget, ctx, progress=progress)
+        return self
+
+    def _check_options(self, kind: str, *, private: bool, budget: "Budget") -> None:
+        """Refuse option combinations the method has no analysis for, before anything is read or drawn."""
+
+    @abstractmethod
+    def _fit(self, graph: Graph, budget: "Budget", ctx: FitContext, *, progress: Any = None) -> None:
+        """The method itself: calibrate through :mod:`graphrelease.privacy.calibration`, charge, train."""
 
     @abstractmethod
     def predict(self, graph: Graph) -> np.ndarray:
@@ -78,6 +127,11 @@ class PrivateModel(ABC):
     @abstractmethod
     def save(self, directory: Path) -> list[Path]:
         """Write released weights + config; return files written."""
+
+    @classmethod
+    @abstractmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> "PrivateModel":
+        """Rebuild a released model from what ``save`` wrote (``config`` = its ``config.json``)."""
 
 
 MODELS: Registry[PrivateModel] = Registry("model")

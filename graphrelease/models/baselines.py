@@ -17,16 +17,14 @@ from torch import nn
 
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
     as_index,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
-    noise_generators,
     save_module,
     split_state,
     write_config,
@@ -92,16 +90,16 @@ class _Baseline(PrivateModel, NodeModelMixin):
         assert self.net is not None
         return self.net(x) if self.kind == "mlp" else self.net(x, _edge_index(graph))
 
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "_Baseline":
-        if not is_unlimited(budget):
+    def _check_options(self, kind: str, *, private: bool, budget: Any) -> None:
+        if private:
             raise OptionError(
                 f"'{self.name}' is a non-private baseline: it cannot meet epsilon={budget.epsilon}; "
                 "use a private method (dp-mlp, gap, dpdgc) or an unlimited budget (--epsilon inf)"
             )
-        c = self.config
-        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
-        _, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
+        c, split = self.config, ctx.split
+        self.public_assumptions = {"non_private": "non-private baseline: reads the graph without any mechanism"}
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
@@ -118,7 +116,6 @@ class _Baseline(PrivateModel, NodeModelMixin):
                 progress()
         self.net.eval()
         self._evaluate(graph, self.predict(graph))
-        return self
 
     @torch.no_grad()
     def logits(self, graph: Graph) -> torch.Tensor:

@@ -174,6 +174,21 @@ def cap_degree(graph: Graph, max_degree: int, *, order_seed: int = 0) -> Graph:
 # --------------------------------------------------------------------------------------------------- modules
 
 
+def node_level_projection(model: Any, graph: Graph, kind: str, degree_cap: int) -> Graph:
+    """The graph a node-level analysis runs on: under node adjacency, ``graph`` capped at the public ``degree_cap``
+    (stated in the model's public assumptions; a cap that dropped edges makes the release uncertified); otherwise
+    ``graph`` itself."""
+    if kind != "node":
+        return graph
+    work = cap_degree(graph, degree_cap)
+    model.uncertified_reasons = [] if work.num_edges == graph.num_edges else [DEGREE_CAP_UNSOUND]
+    model.public_assumptions["degree_cap"] = (
+        f"degree cap D={degree_cap} is public; the node-level analysis is over graphs of maximum degree "
+        f"<= {degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
+    )
+    return work
+
+
 class MLP(nn.Module):
     """Plain MLP: ``layers`` linear layers with SELU and dropout between them (no batch norm: per-example DP-SGD)."""
 
@@ -524,8 +539,11 @@ class NodeModelMixin:
     #: where the labels are private and their maximum could change with one node)
     declared_num_classes: int | None = None
 
-    def _prepare(self, graph: Graph, *, train_frac: float, val_frac: float, split_seed: int) -> NodeSplit:
-        self.split = node_split(graph, train=train_frac, val=val_frac, seed=split_seed)
+    config: Any  # train_frac, val_frac, split_seed: public analyst choices
+
+    def _prepare(self, graph: Graph) -> NodeSplit:
+        c = self.config
+        self.split = node_split(graph, train=c.train_frac, val=c.val_frac, seed=c.split_seed)
         seen = int(np.asarray(graph.labels).max()) + 1
         if self.declared_num_classes is not None and seen > self.declared_num_classes:
             from graphrelease.errors import OptionError

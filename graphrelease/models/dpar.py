@@ -45,23 +45,19 @@ from torch import nn
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
 from graphrelease.models import appr
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.ppr_sparse import push_ppr_topk
 from graphrelease.models.mlp import node_batch_loss
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
     TrainConfig,
-    adjacency_kind,
     as_index,
     calibrate_common_noise,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
     make_dpsgd_trainer,
-    noise_generators,
-    public_assumptions_for,
     row_normalize,
     run_dpsgd,
     save_module,
@@ -213,15 +209,8 @@ class DPAR(PrivateModel, NodeModelMixin):
     def _aggregate(pi: sp.csr_matrix, x: torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(pi @ x.double().numpy()).float()
 
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "DPAR":
-        c = self.config
-        kind = adjacency_kind(budget)
-        if kind not in self.adjacencies:
-            raise OptionError(f"dpar supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
-        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
-        self.public_assumptions = public_assumptions_for(kind)
-        rng, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
+        c, kind, private, split, rng, tgen = self.config, ctx.kind, ctx.private, ctx.split, ctx.rng, ctx.tgen
         # Sources are chosen among the PUBLIC training slots by a public per-node coin, so removing a node changes
         # only its own slot; the public slot count bounds the number of sources in every sensitivity and rate.
         slots = split.train_slot_ids
@@ -231,7 +220,6 @@ class DPAR(PrivateModel, NodeModelMixin):
         m_public = max(1, int(slots.size))
         labels_np = np.asarray(graph.labels)
         sources = np.sort(slots[labels_np[slots] >= 0])
-        private = not is_unlimited(budget)
         x = self._features(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
 
@@ -282,7 +270,6 @@ class DPAR(PrivateModel, NodeModelMixin):
         pred = np.full(graph.num_nodes, -1, dtype=np.int64)
         pred[scored] = self.predict(graph, scored)
         self._evaluate(graph, pred)
-        return self
 
     def _calibrate_stages(self, kind: str, budget: Any, num_sources: int, steps: int, q: float):
         """(DP-APPR parameters, classifier noise multiplier), both decided before anything is charged.

@@ -50,26 +50,22 @@ from torch import nn
 
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
-    DEGREE_CAP_UNSOUND,
     MLP,
     NodeModelMixin,
     ReleaseAtFitMixin,
     TrainConfig,
-    adjacency_k,
-    adjacency_kind,
     adjacency_matrix,
     as_index,
     calibrate_common_noise,
     cap_degree,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
     make_dpsgd_trainer,
+    node_level_projection,
     noise_generators,
-    public_assumptions_for,
     row_normalize,
     run_dpsgd,
     save_module,
@@ -307,25 +303,15 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         self.kind = "edge"
         self._cache: tuple[Graph, torch.Tensor] | None = None
 
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "DPDGC":
-        c = self.config
-        kind = adjacency_kind(budget)
-        if kind not in self.adjacencies:
-            raise OptionError(f"dpdgc supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
-        self.kind, k = kind, adjacency_k(budget)
-        private = not is_unlimited(budget)
-        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
-        self.public_assumptions = public_assumptions_for(kind)
-        rng, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
-        work = graph
-        if kind == "node":
-            work = cap_degree(graph, c.degree_cap)
-            self.uncertified_reasons = [] if work.num_edges == graph.num_edges else [DEGREE_CAP_UNSOUND]
-            self.public_assumptions["degree_cap"] = (
-                f"degree cap D={c.degree_cap} is public; the node-level analysis is over graphs of maximum degree "
-                f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
-            )
+    def _check_options(self, kind: str, *, private: bool, budget: Any) -> None:
+        if self.config.z_noise not in ("gaussian", "laplace"):
+            raise OptionError(f"dpdgc: z_noise must be 'gaussian' or 'laplace', got {self.config.z_noise!r}")
+
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
+        c, kind, k, private, split, rng, tgen = (self.config, ctx.kind, ctx.k, ctx.private, ctx.split, ctx.rng,
+                                                 ctx.tgen)
+        self.kind = kind
+        work = node_level_projection(self, graph, kind, c.degree_cap)
         n = graph.num_nodes
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
@@ -337,8 +323,6 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         g = group_size_for(kind, k, c.degree_cap)
         if c.z_inputs == "auto":
             c.z_inputs = "scaled" if kind == "edge" else "rownorm"
-        if c.z_noise not in ("gaussian", "laplace"):
-            raise OptionError(f"dpdgc: z_noise must be 'gaussian' or 'laplace', got {c.z_noise!r}")
         dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
         if c.encoder_epochs == 0:
@@ -445,7 +429,6 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
-        return self
 
     def _z_input(self, z: torch.Tensor) -> torch.Tensor:
         """What the classifier reads of the release Z~ (post-processing). Unnormalised Z~ has norm ~sigma_z sqrt(d)

@@ -57,26 +57,23 @@ from torch import nn
 
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
-    DEGREE_CAP_UNSOUND,
     MLP,
     NodeModelMixin,
     ReleaseAtFitMixin,
     TrainConfig,
-    adjacency_kind,
     adjacency_matrix,
     as_index,
     calibrate_common_noise,
     cap_degree,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
     make_dpsgd_trainer,
+    node_level_projection,
     node_split,
     noise_generators,
-    public_assumptions_for,
     row_normalize,
     run_dpsgd,
     save_module,
@@ -275,13 +272,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         self._cache: tuple[Graph, list[torch.Tensor]] | None = None
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "GAP":
+    def _check_options(self, kind: str, *, private: bool, budget: Any) -> None:
         c = self.config
-        kind = adjacency_kind(budget)
-        if kind not in self.adjacencies:
-            raise OptionError(f"gap supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
-        self.kind = kind
-        private = not is_unlimited(budget)
         if c.hop0 == "labels" and kind != "edge" and private:
             raise OptionError("gap --hop0 labels aggregates training labels, which are public only under edge adjacency")
         if c.aggregation == "attention" and kind != "edge" and private:
@@ -289,18 +281,11 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 "gap --aggregation attention is implemented for edge adjacency only: its refinement reads training "
                 "labels, which are private under node adjacency"
             )
-        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
-        self.public_assumptions = public_assumptions_for(kind)
-        rng, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
-        work = graph
-        if kind == "node":
-            work = cap_degree(graph, c.degree_cap)
-            self.uncertified_reasons = [] if work.num_edges == graph.num_edges else [DEGREE_CAP_UNSOUND]
-            self.public_assumptions["degree_cap"] = (
-                f"degree cap D={c.degree_cap} is public; the node-level analysis is over graphs of maximum degree "
-                f"<= {c.degree_cap} (inputs are projected by dropping edges in a fixed data-independent pair order)"
-            )
+
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
+        c, kind, private, split, rng, tgen = self.config, ctx.kind, ctx.private, ctx.split, ctx.rng, ctx.tgen
+        self.kind = kind
+        work = node_level_projection(self, graph, kind, c.degree_cap)
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
@@ -399,7 +384,6 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
-        return self
 
     @property
     def h_dim(self) -> int:

@@ -41,15 +41,13 @@ from torch import nn
 
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
-    adjacency_kind,
     adjacency_matrix,
     calibrate_common_noise,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
     noise_generators,
     row_normalize,
@@ -174,6 +172,8 @@ class GAPLink(PrivateModel):
     """GAP aggregates + DP-SGD pair scorer for link prediction (edge adjacency)."""
 
     adjacencies = frozenset({"edge"})
+    adjacency_refusal_note = (": gap link prediction runs under edge only (node-level link prediction would need "
+                              "the node-level GAP analysis for every stage)")
     pair_score = "logit"
 
     def holds_release_for(self, graph: Graph) -> bool:
@@ -226,17 +226,10 @@ class GAPLink(PrivateModel):
         return torch.cat([h0] + hops, dim=1)
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "GAPLink":
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
         from graphrelease.dpsgd import gaussian_noise_like
 
-        c = self.config
-        kind = adjacency_kind(budget)
-        if kind != "edge":
-            raise OptionError(f"gap link prediction supports --adjacency edge only, not '{kind}' (node-level link "
-                              "prediction would need the node-level GAP analysis for every stage)")
-        private = not is_unlimited(budget)
-        rng, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+        c, private, rng, tgen = self.config, ctx.private, ctx.rng, ctx.tgen
         self.public_assumptions = {
             "node_set": "the node set and its size are public (edge adjacency)",
             "features": "node features are public under edge adjacency (the released projection is computed from them)",
@@ -288,7 +281,6 @@ class GAPLink(PrivateModel):
             if progress is not None:
                 progress()
         self.scorer.eval()
-        return self
 
     # ------------------------------------------------------------------ inference
     @torch.no_grad()

@@ -25,21 +25,17 @@ from torch import nn
 
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
     TrainConfig,
-    adjacency_kind,
     as_index,
     calibrate_common_noise,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
     make_dpsgd_trainer,
-    noise_generators,
-    public_assumptions_for,
     run_dpsgd,
     save_module,
     split_state,
@@ -99,22 +95,15 @@ class DPMLP(PrivateModel, NodeModelMixin):
         self.noise_multiplier = 0.0
         self.steps = 0
 
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "DPMLP":
-        c = self.config
-        kind = adjacency_kind(budget)
-        if kind not in self.adjacencies:
-            raise OptionError(f"dp-mlp supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
-        split = self._prepare(graph, train_frac=c.train_frac, val_frac=c.val_frac, split_seed=c.split_seed)
-        self.public_assumptions = public_assumptions_for(kind)
-        rng, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
+        c, kind, split, rng, tgen = self.config, ctx.kind, ctx.split, ctx.rng, ctx.tgen
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
         self.net = MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
         tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         tr = as_index(split.train)
-        if kind == "edge" or is_unlimited(budget):
+        if kind == "edge" or not ctx.private:
             # Public inputs (edge adjacency) or a non-private run: ordinary training, nothing charged.
             def loss(module, idx):
                 return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
@@ -137,7 +126,6 @@ class DPMLP(PrivateModel, NodeModelMixin):
             run_dpsgd(trainer, (x[tr], y[tr]), steps, progress)
         self.net.eval()
         self._evaluate(graph, self.predict(graph))
-        return self
 
     @torch.no_grad()
     def logits(self, graph: Graph) -> torch.Tensor:

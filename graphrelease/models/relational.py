@@ -57,16 +57,13 @@ from torch import nn
 
 from graphrelease.errors import BudgetError, OptionError
 from graphrelease.graph import Graph
-from graphrelease.models.base import MODELS, PrivateModel
+from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
-    adjacency_kind,
     cap_degree,
     config_dict,
     feature_matrix,
-    is_unlimited,
     load_tensors,
-    noise_generators,
     save_module,
     split_state,
     write_config,
@@ -275,20 +272,17 @@ class RelationalModel(PrivateModel):
         self.used_seed = False
         self.public_assumptions: dict[str, str] = {}
 
-    def fit(self, graph: Graph, budget: Any, *, progress: Any = None) -> "RelationalModel":
+    def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
         from graphrelease.dpsgd import gaussian_noise_like
 
-        c = self.config
-        kind = adjacency_kind(budget)
-        if kind not in self.adjacencies:
-            raise OptionError(f"relational supports adjacency {sorted(self.adjacencies)}, not '{kind}'")
+        c, kind, private, rng, tgen = self.config, ctx.kind, ctx.private, ctx.rng, ctx.tgen
         g = cap_degree(graph, c.degree_cap) if kind == "node" else graph
         if g.num_edges == 0:
             raise OptionError(f"relational: graph '{graph.name}' has no edges to train on")
         # The sampling rate batch_size / |E| and Theorem 3 read the exact edge count. Neighbouring graphs differ in
         # |E|, so they would run at different rates, and the count is released through no mechanism: the release
         # is not covered by the proof (PRIVACY.md section 1), whatever the owner declares.
-        self.uncertified_reasons = [] if is_unlimited(budget) else [
+        self.uncertified_reasons = [] if not private else [
             "relational: the sampling rate batch_size/|E| and Theorem 3 read the exact edge count, which neighbouring "
             "graphs do not share and no mechanism releases"]
         if kind == "node":
@@ -303,8 +297,6 @@ class RelationalModel(PrivateModel):
                 "features": "node features and the node set are public under edge adjacency",
                 "edge_count": "NOT covered: the exact edge count sets the sampling rate",
             }
-        rng, tgen, self.used_seed = noise_generators(c.seed)
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=tgen)))
         x = feature_matrix(g)
         n, num_edges = g.num_nodes, g.num_edges
         gamma = min(1.0, c.batch_size / num_edges)
@@ -316,7 +308,6 @@ class RelationalModel(PrivateModel):
         self.in_dim = x.shape[1]
         self.net = Encoder(self.in_dim, c.hidden, c.out_dim, c.layers)
         opt = torch.optim.Adam(self.net.parameters(), lr=c.lr)
-        private = not is_unlimited(budget)
         entry = relational_entry(kind=kind, clipping=c.clipping, noise_multiplier=c.noise_multiplier,
                                  sample_rate=gamma, num_negatives=c.num_negatives, degree_cap=c.degree_cap,
                                  num_nodes=n, num_edges=num_edges)
@@ -354,7 +345,6 @@ class RelationalModel(PrivateModel):
             if progress is not None:
                 progress()
         self.net.eval()
-        return self
 
     @torch.no_grad()
     def embed(self, graph: Graph) -> np.ndarray:
