@@ -89,14 +89,13 @@ def test_accounting_cross_check_autodp():
 def test_fit_edge_spends_at_most_epsilon(data_dir):
     g = small_cora(data_dir, n=600)
     b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp")
-    m = GAP(encoder_epochs=5, epochs=10, seed=None).fit(g, b)
+    m = GAP(encoder_epochs=5, epochs=10).fit(g, b)
     spent = b.spent_epsilon()
     assert 0.9 <= spent <= 1.0
     assert [e.stage for e in b.ledger] == ["gap.aggregation.sum"]
     assert [e.mechanism for e in b.ledger] == ["laplace"] and m.config.noise == "laplace"  # noise="auto", edge
-    # 7 classes (a uniform guess scores ~0.14). This 600-node core is 57% one class and the noise is unseeded: over
-    # 32 fits the accuracy ranged 0.39-0.57 (the former bound 0.4 failed once in CI), so 0.3 leaves a margin.
-    assert m.test_accuracy > 0.3
+    # Utility is asserted where it can be measured (full Cora, test_gap_beats_the_feature_only_model_on_cora): on
+    # this 600-node core with 64 features the majority class already scores 0.55.
     emb = m.embed(g)
     assert emb.shape == (g.num_nodes, (m.config.hops + 1) * m.h_dim)
     # embeddings from the cache: the same released values, no new charge
@@ -319,3 +318,19 @@ def test_laplace_accounting_and_fit(data_dir):
     assert [e.mechanism for e in entries] == ["laplace"] and entries[0].sensitivity == 2.0
     assert 0.9 <= b.spent_epsilon() <= 1.0
     assert m.aggregation_noise_std == pytest.approx(2.0 / entries[0].params["epsilon"])
+
+
+@pytest.mark.slow
+def test_gap_beats_the_feature_only_model_on_cora(data_dir):
+    """Edge epsilon 4 on full Cora: GAP's noisy aggregates add to what the features give (reports/private_models_edge.md:
+    80.9 vs 74.4 over 5 seeds). Seeded, three seeds averaged (tests may seed; releases may not)."""
+    from graphrelease.models.mlp import DPMLP
+
+    g = cora(data_dir)
+    gap, mlp = [], []
+    for seed in range(3):
+        gap.append(GAP(seed=seed).fit(g, Budget(epsilon=4.0, delta=1e-5, adjacency="edge", accountant="rdp"))
+                   .test_accuracy)
+        mlp.append(DPMLP(seed=seed).fit(g, Budget(epsilon=4.0, delta=1e-5, adjacency="edge", accountant="rdp"))
+                   .test_accuracy)
+    assert np.mean(gap) >= np.mean(mlp) + 0.02, (gap, mlp)  # measured 0.776 vs 0.742

@@ -141,7 +141,7 @@ def test_fit_spends_at_most_epsilon_and_beats_chance(data_dir):
     g = g.replace(features=np.asarray(g.dense_features())[:, :400].astype(np.float32))
     train, test = holdout_split(g, test_frac=0.1, seed=0)
     b = Budget(epsilon=4.0, delta=1e-5, adjacency="edge", accountant="rdp")
-    m = GAPLink(steps=40).fit(train, b)
+    m = GAPLink(steps=40, seed=0).fit(train, b)  # seeded: the AUC bound below is then a fixed regression check
     assert [e.stage for e in b.ledger.entries][:2] == ["gap_link.aggregation", "gap_link.scorer.dpsgd"]
     assert 3.9 <= b.spent_epsilon() <= 4.0
     score = held_out_auc(m.score_pairs, train, test, g, seed=0)
