@@ -8,7 +8,7 @@ inference reads private structure again and charges for it). Register with ``@MO
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -132,6 +132,25 @@ class PrivateModel(ABC):
     @abstractmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "PrivateModel":
         """Rebuild a released model from what ``save`` wrote (``config`` = its ``config.json``)."""
+
+    #: the options dataclass (``self.config``)
+    config_class: ClassVar[type]
+
+    def write_released_config(self, directory: Path, **released: Any) -> Path:
+        """``config.json`` of a release: the method, what ``fit`` fixed (``released``: shapes, noise scales) and every
+        option except the noise seed (a seeded release is uncertified; the seed never travels with one)."""
+        from graphrelease.models.common import write_config
+
+        cfg = {"method": self.name, **released, **asdict(self.config)}
+        cfg.pop("seed", None)
+        return write_config(directory, cfg)
+
+    @classmethod
+    def from_released_config(cls, config: dict[str, Any], **older_release_defaults: Any) -> Any:
+        """A model with the options a release recorded; ``older_release_defaults`` fill keys that releases written
+        before an option existed do not carry."""
+        known = {f.name for f in fields(cls.config_class)}
+        return cls(**{**older_release_defaults, **{k: v for k, v in config.items() if k in known}})
 
 
 MODELS: Registry[PrivateModel] = Registry("model")

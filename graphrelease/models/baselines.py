@@ -21,28 +21,23 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
+    NodeSplitOptions,
     as_index,
-    config_dict,
     feature_matrix,
     load_tensors,
     save_module,
     split_state,
-    write_config,
 )
 
 
 @dataclass
-class BaselineConfig:
+class BaselineConfig(NodeSplitOptions):
     hidden: int = 64
     layers: int = 2
     dropout: float = 0.5
     epochs: int = 200
     lr: float = 1e-2
     weight_decay: float = 5e-4
-    train_frac: float = 0.5
-    val_frac: float = 0.25
-    split_seed: int = 0
-    seed: int | None = None
 
 
 class _GNN(nn.Module):
@@ -70,6 +65,7 @@ def _edge_index(graph: Graph) -> torch.Tensor:
 
 
 class _Baseline(PrivateModel, NodeModelMixin):
+    config_class = BaselineConfig
     non_private = True
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
     gives_logits = True
@@ -135,14 +131,12 @@ class _Baseline(PrivateModel, NodeModelMixin):
 
     def save(self, directory: Path) -> list[Path]:
         assert self.net is not None
-        cfg = {"method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, **config_dict(self.config)}
-        cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+        return [save_module(directory, "weights", {"net": self.net}),
+                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "_Baseline":
-        opts = {k: v for k, v in config.items() if k in BaselineConfig.__dataclass_fields__}
-        model = cls(**opts)
+        model = cls.from_released_config(config)
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         model.net = model._build(model.in_dim)
         model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -29,6 +29,26 @@ from graphrelease.graph import Graph
 
 
 # --------------------------------------------------------------------------------------------------- splits
+
+
+@dataclass(kw_only=True)
+class NodeSplitOptions:
+    """Options every node classifier shares: the public split (an analyst choice made independently of the data) and
+    the noise seed (tests and reproductions only: a seeded release is certified ``guarantee: none``)."""
+
+    train_frac: float = 0.5
+    val_frac: float = 0.25
+    split_seed: int = 0
+    seed: int | None = None
+
+
+@dataclass(kw_only=True)
+class NodeTrainingOptions(NodeSplitOptions):
+    """The split options plus the optimiser settings the DP-SGD-trained node classifiers share."""
+
+    lr: float = 1e-2
+    batch_size: int = 256
+    max_grad_norm: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -299,10 +319,6 @@ def write_config(directory: Path, config: dict[str, Any]) -> Path:
     return path
 
 
-def config_dict(obj: Any) -> dict[str, Any]:
-    return asdict(obj) if hasattr(obj, "__dataclass_fields__") else dict(obj)
-
-
 def as_index(idx: Sequence[int] | np.ndarray) -> torch.Tensor:
     return torch.as_tensor(np.asarray(idx), dtype=torch.long)
 
@@ -366,7 +382,6 @@ def make_dpsgd_trainer(
     """
     from graphrelease.dpsgd.clipping import FlatClipping
     from graphrelease.dpsgd.engine import DPSGDTrainer
-    from graphrelease.dpsgd.samplers import PoissonSampler
 
     # The rate and the denominator come from the public slot count when given (see NodeSplit): each present example
     # is still drawn independently with rate q, and the expected batch size q * slots is data-independent.

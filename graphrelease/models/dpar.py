@@ -51,10 +51,10 @@ from graphrelease.models.mlp import node_batch_loss
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
+    NodeTrainingOptions,
     TrainConfig,
     as_index,
     calibrate_common_noise,
-    config_dict,
     feature_matrix,
     load_tensors,
     make_dpsgd_trainer,
@@ -64,13 +64,12 @@ from graphrelease.models.common import (
     split_state,
     steps_for,
     train_nonprivate,
-    write_config,
 )
 from graphrelease.privacy.ledger import LedgerEntry
 
 
 @dataclass
-class DPARConfig:
+class DPARConfig(NodeTrainingOptions):
     mechanism: str = "EM1"
     alpha: float = 0.25
     rho: float = 1e-4
@@ -91,13 +90,6 @@ class DPARConfig:
     hidden: int = 64
     layers: int = 2
     epochs: int = 100
-    lr: float = 1e-2
-    batch_size: int = 256
-    max_grad_norm: float = 1.0
-    train_frac: float = 0.5
-    val_frac: float = 0.25
-    split_seed: int = 0
-    seed: int | None = None
 
 
 def column_clip(pi: sp.csr_matrix, *, col_cap: int, col_l1: float) -> sp.csr_matrix:
@@ -180,6 +172,7 @@ def node_example_loss(model_fn, example):
 class DPAR(PrivateModel, NodeModelMixin):
     """DP-APPR (GM / EM0 / EM1) + MLP classifier on APPR-aggregated features."""
 
+    config_class = DPARConfig
     adjacencies = frozenset({"edge", "node"})
     gives_logits = True
 
@@ -334,13 +327,12 @@ class DPAR(PrivateModel, NodeModelMixin):
     def save(self, directory: Path) -> list[Path]:
         if self.net is None:
             raise OptionError("dpar: nothing to save before fit()")
-        cfg = {"method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, **config_dict(self.config)}
-        cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+        return [save_module(directory, "weights", {"net": self.net}),
+                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPAR":
-        model = cls(**{k: v for k, v in config.items() if k in DPARConfig.__dataclass_fields__})
+        model = cls.from_released_config(config)
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         c = model.config
         model.net = MLP(model.in_dim, c.hidden, model.num_classes, layers=c.layers)

@@ -54,13 +54,13 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
+    NodeTrainingOptions,
     ReleaseAtFitMixin,
     TrainConfig,
     adjacency_matrix,
     as_index,
     calibrate_common_noise,
     cap_degree,
-    config_dict,
     feature_matrix,
     load_tensors,
     make_dpsgd_trainer,
@@ -73,7 +73,6 @@ from graphrelease.models.common import (
     steps_for,
     train_nonprivate,
     with_noise,
-    write_config,
 )
 from graphrelease.models.gap import laplace_like
 from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
@@ -81,20 +80,13 @@ from graphrelease.privacy.ledger import LedgerEntry
 
 
 @dataclass
-class DPDGCConfig:
+class DPDGCConfig(NodeTrainingOptions):
     hidden: int = 64
     encoder_epochs: int = 30
     epochs: int = 30
-    lr: float = 1e-2
-    batch_size: int = 256
-    max_grad_norm: float = 1.0
     degree_cap: int = 10
     chunk_size: int = 64
     graph_share: float = 0.5
-    train_frac: float = 0.5
-    val_frac: float = 0.25
-    split_seed: int = 0
-    seed: int | None = None
     # Under edge adjacency (features and training labels public) use the public feature prior of models/prior.py:
     # the X channel reads out-of-fold class probabilities instead of raw X, and DP-Emb's W starts from the prior's
     # rows (width = classes), so Z = A W starts as the neighbours' class mass. Ignored under k-neighbor / node
@@ -290,6 +282,7 @@ def _xz_batch_loss(module, batch):
 class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     """DPDGC under edge, k-neighbor and node adjacency."""
 
+    config_class = DPDGCConfig
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
     needs_degree_bound_under_node_adjacency = True
 
@@ -484,22 +477,18 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
 
     def save(self, directory: Path) -> list[Path]:
         assert self.emb is not None and self.classifier is not None
-        cfg = {
-            "method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, "num_nodes": self.num_nodes,
-            "adjacency": self.kind, "z_noise_std": self.z_noise_std, "use_prior": self.prior is not None,
-            **config_dict(self.config),
-        }
-        cfg.pop("seed", None)
         mods: dict[str, nn.Module] = {"emb": self.emb, "classifier": self.classifier}
         if self.prior is not None:
             mods["prior"] = self.prior
         return [save_module(directory, "weights", mods),
-                write_config(directory, cfg)]
+                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes,
+                                           num_nodes=self.num_nodes, adjacency=self.kind,
+                                           z_noise_std=self.z_noise_std, use_prior=self.prior is not None)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
         legacy = {"z_inputs": "rownorm", "z_noise": "gaussian"}  # releases from before issue #17 fed row-normalised Z~
-        model = cls(**{**legacy, **{k: v for k, v in config.items() if k in DPDGCConfig.__dataclass_fields__}})
+        model = cls.from_released_config(config, **legacy)
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         model.num_nodes, model.kind = int(config["num_nodes"]), str(config.get("adjacency", "edge"))

@@ -61,13 +61,13 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
+    NodeTrainingOptions,
     ReleaseAtFitMixin,
     TrainConfig,
     adjacency_matrix,
     as_index,
     calibrate_common_noise,
     cap_degree,
-    config_dict,
     feature_matrix,
     load_tensors,
     make_dpsgd_trainer,
@@ -81,7 +81,6 @@ from graphrelease.models.common import (
     steps_for,
     train_nonprivate,
     with_noise,
-    write_config,
 )
 from graphrelease.models.mlp import node_batch_loss
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
@@ -91,7 +90,7 @@ AGGREGATIONS = ("sum", "similarity", "attention")
 
 
 @dataclass
-class GAPConfig:
+class GAPConfig(NodeTrainingOptions):
     # hops=1: on the validation split (2 seeds, edge eps 4) one hop beat two on Cora (74.0 vs 70.6) and tied on
     # CiteSeer (69.0 both); Chameleon preferred two by 0.5. Each extra hop costs a Gaussian release at the same eps.
     hops: int = 1
@@ -99,16 +98,9 @@ class GAPConfig:
     encoder_dim: int = 32
     encoder_epochs: int = 50
     epochs: int = 50
-    lr: float = 1e-2
-    batch_size: int = 256
-    max_grad_norm: float = 1.0
     degree_cap: int = 10
     aggregation: str = "sum"
     attention_rounds: int = 3
-    train_frac: float = 0.5
-    val_frac: float = 0.25
-    split_seed: int = 0
-    seed: int | None = None
     # "probs": hop 0 is the row-normalised class probabilities of a DP-MLP-shaped encoder (see models/prior.py);
     # "embedding": GAP's original encoder_dim-wide row-normalised bottleneck (3-4 points worse on Cora, issue #17).
     # "labels": the aggregated rows are the one-hot training labels (zero rows elsewhere), for graphs whose
@@ -248,6 +240,7 @@ def _example_loss(model_fn, example):
 class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     """GAP with sum / similarity-weighted / learned-attention aggregation; edge and node adjacency."""
 
+    config_class = GAPConfig
     adjacencies = frozenset({"edge", "node"})
     needs_degree_bound_under_node_adjacency = True
 
@@ -493,18 +486,15 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         mods: dict[str, nn.Module] = {"encoder": self.encoder, "classifier": self.classifier}
         if self.scorer is not None:
             mods["scorer"] = self.scorer
-        cfg = {
-            "method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, "adjacency": self.kind,
-            "aggregation_noise_std": self.aggregation_noise_std, **config_dict(self.config),
-        }
-        cfg.pop("seed", None)
-        return [save_module(directory, "weights", mods), write_config(directory, cfg)]
+        return [save_module(directory, "weights", mods),
+                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes,
+                                           adjacency=self.kind, aggregation_noise_std=self.aggregation_noise_std)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "GAP":
         # releases written before issue #17 carry neither key and were made with the original encoder and inputs
         legacy = {"hop0": "embedding", "hop_inputs": "rownorm", "noise": "gaussian"}
-        model = cls(**{**legacy, **{k: v for k, v in config.items() if k in GAPConfig.__dataclass_fields__}})
+        model = cls.from_released_config(config, **legacy)
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         model.kind = str(config.get("adjacency", "edge"))

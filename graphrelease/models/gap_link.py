@@ -46,14 +46,12 @@ from graphrelease.models.common import (
     MLP,
     adjacency_matrix,
     calibrate_common_noise,
-    config_dict,
     feature_matrix,
     load_tensors,
     noise_generators,
     row_normalize,
     save_module,
     split_state,
-    write_config,
 )
 from graphrelease.models.gap import aggregation_sensitivity, perturbed_hops
 from graphrelease.models.link import pair_coins
@@ -171,6 +169,7 @@ def gap_link_entries(*, scale: float, hops: int, sample_rate: float, steps: int)
 class GAPLink(PrivateModel):
     """GAP aggregates + DP-SGD pair scorer for link prediction (edge adjacency)."""
 
+    config_class = GAPLinkConfig
     adjacencies = frozenset({"edge"})
     adjacency_refusal_note = (": gap link prediction runs under edge only (node-level link prediction would need "
                               "the node-level GAP analysis for every stage)")
@@ -314,14 +313,13 @@ class GAPLink(PrivateModel):
         if self.scorer is None:
             raise OptionError("gap link prediction: nothing to save before fit()")
         extra = {} if self.projection is None else {"projection": self.projection, "mean": self.mean}
-        cfg = {"method": self.name, "aggregation_noise_std": self.aggregation_noise_std,
-               "block_dim": int(self.scorer.dim), **config_dict(self.config)}
-        cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"scorer": self.scorer}, extra), write_config(directory, cfg)]
+        return [save_module(directory, "weights", {"scorer": self.scorer}, extra),
+                self.write_released_config(directory, aggregation_noise_std=self.aggregation_noise_std,
+                                           block_dim=int(self.scorer.dim))]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "GAPLink":
-        model = cls(**{k: v for k, v in config.items() if k in GAPLinkConfig.__dataclass_fields__})
+        model = cls.from_released_config(config)
         model.aggregation_noise_std = float(config.get("aggregation_noise_std", 0.0))
         tensors = load_tensors(Path(directory) / "weights.safetensors")
         extra = split_state(tensors, "extra")

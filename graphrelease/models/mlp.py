@@ -29,10 +29,10 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
+    NodeTrainingOptions,
     TrainConfig,
     as_index,
     calibrate_common_noise,
-    config_dict,
     feature_matrix,
     load_tensors,
     make_dpsgd_trainer,
@@ -42,22 +42,14 @@ from graphrelease.models.common import (
     steps_for,
     train_nonprivate,
     with_noise,
-    write_config,
 )
 
 
 @dataclass
-class DPMLPConfig:
+class DPMLPConfig(NodeTrainingOptions):
     hidden: int = 64
     layers: int = 2
     epochs: int = 50
-    lr: float = 1e-2
-    batch_size: int = 256
-    max_grad_norm: float = 1.0
-    train_frac: float = 0.5
-    val_frac: float = 0.25
-    split_seed: int = 0
-    seed: int | None = None
 
 
 def dpsgd_setting(kind: str) -> tuple[str, float]:
@@ -86,6 +78,7 @@ def node_batch_loss(module, batch):
 class DPMLP(PrivateModel, NodeModelMixin):
     """MLP on node features; DP-SGD under node / k-neighbor adjacency, free under edge adjacency."""
 
+    config_class = DPMLPConfig
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
     gives_logits = True
 
@@ -146,13 +139,12 @@ class DPMLP(PrivateModel, NodeModelMixin):
 
     def save(self, directory: Path) -> list[Path]:
         assert self.net is not None
-        cfg = {"method": self.name, "in_dim": self.in_dim, "num_classes": self.num_classes, **config_dict(self.config)}
-        cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+        return [save_module(directory, "weights", {"net": self.net}),
+                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPMLP":
-        model = cls(**{k: v for k, v in config.items() if k in DPMLPConfig.__dataclass_fields__})
+        model = cls.from_released_config(config)
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
         c = model.config
         model.net = MLP(model.in_dim, c.hidden, model.num_classes, layers=c.layers)

@@ -61,12 +61,10 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     cap_degree,
-    config_dict,
     feature_matrix,
     load_tensors,
     save_module,
     split_state,
-    write_config,
 )
 from graphrelease.privacy.ledger import LedgerEntry
 
@@ -254,6 +252,7 @@ class RelationalModel(PrivateModel):
     """Encoder trained on edge tuples with InfoNCE under entity-level (node) or edge DP; ``embed`` gives the
     normalised encoder output of a graph's nodes (zero-shot relation prediction on another graph)."""
 
+    config_class = RelationalConfig
     adjacencies = frozenset({"node", "edge"})
     pair_score = "cosine"
     #: no node labels are used: accuracies are not defined (``graphrelease.train`` reports them as nan)
@@ -375,13 +374,12 @@ class RelationalModel(PrivateModel):
     def save(self, directory: Path) -> list[Path]:
         if self.net is None:
             raise OptionError("relational: nothing to save before fit()")
-        cfg = {"method": self.name, "in_dim": self.in_dim, **config_dict(self.config)}
-        cfg.pop("seed", None)
-        return [save_module(directory, "weights", {"net": self.net}), write_config(directory, cfg)]
+        return [save_module(directory, "weights", {"net": self.net}),
+                self.write_released_config(directory, in_dim=self.in_dim)]
 
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "RelationalModel":
-        model = cls(**{k: v for k, v in config.items() if k in RelationalConfig.__dataclass_fields__})
+        model = cls.from_released_config(config)
         c = model.config
         model.in_dim = int(config["in_dim"])
         model.net = Encoder(model.in_dim, c.hidden, c.out_dim, c.layers)
