@@ -8,7 +8,6 @@ Training: full-batch Adam for a fixed number of epochs on the training nodes; no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,11 +21,9 @@ from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
     NodeSplitOptions,
+    OneNetworkMixin,
     as_index,
     feature_matrix,
-    load_tensors,
-    save_module,
-    split_state,
 )
 
 
@@ -64,7 +61,7 @@ def _edge_index(graph: Graph) -> torch.Tensor:
     return torch.cat([e, e.flip(0)], dim=1)
 
 
-class _Baseline(PrivateModel, NodeModelMixin):
+class _Baseline(OneNetworkMixin, PrivateModel, NodeModelMixin):
     config_class = BaselineConfig
     non_private = True
     adjacencies = frozenset({"edge", "node", "k-neighbor"})
@@ -76,11 +73,11 @@ class _Baseline(PrivateModel, NodeModelMixin):
         self.net: nn.Module | None = None
         self.public_assumptions = {"non_private": "non-private baseline: reads the graph without any mechanism"}
 
-    def _build(self, in_dim: int) -> nn.Module:
+    def _build_net(self) -> nn.Module:
         c = self.config
         if self.kind == "mlp":
-            return MLP(in_dim, c.hidden, self.num_classes, layers=c.layers, dropout=c.dropout)
-        return _GNN(self.kind, in_dim, c.hidden, self.num_classes, c.layers, c.dropout)
+            return MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers, dropout=c.dropout)
+        return _GNN(self.kind, self.in_dim, c.hidden, self.num_classes, c.layers, c.dropout)
 
     def _forward(self, x: torch.Tensor, graph: Graph) -> torch.Tensor:
         assert self.net is not None
@@ -99,7 +96,7 @@ class _Baseline(PrivateModel, NodeModelMixin):
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
-        self.net = self._build(self.in_dim)
+        self.net = self._build_net()
         opt = torch.optim.Adam(self.net.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         idx = as_index(split.train)
         for _ in range(c.epochs):
@@ -112,36 +109,6 @@ class _Baseline(PrivateModel, NodeModelMixin):
                 progress()
         self.net.eval()
         self._evaluate(graph, self.predict(graph))
-
-    @torch.no_grad()
-    def logits(self, graph: Graph) -> torch.Tensor:
-        if self.net is None:
-            raise OptionError(f"{self.name}: call fit() or load() before predict()")
-        x = feature_matrix(graph)
-        if x.shape[1] != self.in_dim:
-            raise OptionError(f"{self.name}: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
-        self.net.eval()
-        return self._forward(x, graph)
-
-    def predict(self, graph: Graph) -> np.ndarray:
-        return self.logits(graph).argmax(dim=1).numpy()
-
-    def embed(self, graph: Graph) -> np.ndarray:
-        return self.logits(graph).numpy()
-
-    def save(self, directory: Path) -> list[Path]:
-        assert self.net is not None
-        return [save_module(directory, "weights", {"net": self.net}),
-                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes)]
-
-    @classmethod
-    def load(cls, directory: Path, config: dict[str, Any]) -> "_Baseline":
-        model = cls.from_released_config(config)
-        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
-        model.net = model._build(model.in_dim)
-        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
-        model.net.eval()
-        return model
 
 
 @MODELS.register("mlp")

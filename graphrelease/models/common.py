@@ -575,6 +575,58 @@ class NodeModelMixin:
         self.test_accuracy = accuracy(pred, labels, self.split.test)
 
 
+class OneNetworkMixin:
+    """Node classifiers whose whole release is one network ``self.net`` over node features (DP-MLP, DPAR's
+    classifier, the baselines): logits, predictions, save and load are the same for all of them. ``_build_net``
+    makes the network from the options and the released ``in_dim`` / ``num_classes``; ``_forward`` runs it."""
+
+    net: nn.Module | None = None
+    in_dim: int
+    num_classes: int
+
+    def _build_net(self) -> nn.Module:
+        c = self.config  # type: ignore[attr-defined]
+        return MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
+
+    def _forward(self, x: torch.Tensor, graph: Graph) -> torch.Tensor:
+        assert self.net is not None
+        return self.net(x)
+
+    @torch.no_grad()
+    def logits(self, graph: Graph) -> torch.Tensor:
+        name = self.name  # type: ignore[attr-defined]
+        if self.net is None:
+            raise OptionError(f"{name}: call fit() or load() before predict()")
+        x = feature_matrix(graph)
+        if x.shape[1] != self.in_dim:
+            raise OptionError(f"{name}: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
+        self.net.eval()
+        return self._forward(x, graph)
+
+    def predict(self, graph: Graph) -> np.ndarray:
+        return self.logits(graph).argmax(dim=1).numpy()
+
+    def embed(self, graph: Graph) -> np.ndarray:
+        """Class logits per node: a function of the released weights and the graph the caller passes."""
+        return self.logits(graph).numpy()
+
+    def save(self, directory: Path) -> list[Path]:
+        if self.net is None:
+            raise OptionError(f"{self.name}: nothing to save before fit()")  # type: ignore[attr-defined]
+        return [save_module(directory, "weights", {"net": self.net}),
+                self.write_released_config(directory, in_dim=self.in_dim,  # type: ignore[attr-defined]
+                                           num_classes=self.num_classes)]
+
+    @classmethod
+    def load(cls, directory: Path, config: dict[str, Any]) -> Any:
+        model = cls.from_released_config(config)  # type: ignore[attr-defined]
+        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
+        model.net = model._build_net()
+        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
+        model.net.eval()
+        return model
+
+
 def with_noise(entry: Any, noise_multiplier: float, count: int) -> Any:
     """A copy of a ledger entry with another ``noise_multiplier`` and ``count`` (for calibration)."""
     from graphrelease.privacy.ledger import LedgerEntry

@@ -34,7 +34,6 @@ Accuracy reported after ``fit`` (test nodes via power iteration on the training 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,16 +51,14 @@ from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
     NodeTrainingOptions,
+    OneNetworkMixin,
     TrainConfig,
     as_index,
     calibrate_common_noise,
     feature_matrix,
-    load_tensors,
     make_dpsgd_trainer,
     row_normalize,
     run_dpsgd,
-    save_module,
-    split_state,
     steps_for,
     train_nonprivate,
 )
@@ -169,7 +166,7 @@ def node_example_loss(model_fn, example):
 
 
 @MODELS.register("dpar")
-class DPAR(PrivateModel, NodeModelMixin):
+class DPAR(OneNetworkMixin, PrivateModel, NodeModelMixin):
     """DP-APPR (GM / EM0 / EM1) + MLP classifier on APPR-aggregated features."""
 
     config_class = DPARConfig
@@ -232,7 +229,7 @@ class DPAR(PrivateModel, NodeModelMixin):
 
         # ---- stage 2: classifier on [x_s, (Pi X)_s]
         self.in_dim = z.shape[1]
-        self.net = MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
+        self.net = self._build_net()
         tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         n_ex = int(sources.size)
         if kind == "edge" or not private:
@@ -323,21 +320,5 @@ class DPAR(PrivateModel, NodeModelMixin):
             "dpar: embeddings of a graph need its structure (power iteration at inference), which is not a private "
             "release; DPAR's private output is the trained model: use `graphrelease train --method dpar`"
         )
-
-    def save(self, directory: Path) -> list[Path]:
-        if self.net is None:
-            raise OptionError("dpar: nothing to save before fit()")
-        return [save_module(directory, "weights", {"net": self.net}),
-                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes)]
-
-    @classmethod
-    def load(cls, directory: Path, config: dict[str, Any]) -> "DPAR":
-        model = cls.from_released_config(config)
-        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
-        c = model.config
-        model.net = MLP(model.in_dim, c.hidden, model.num_classes, layers=c.layers)
-        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
-        model.net.eval()
-        return model
 
 

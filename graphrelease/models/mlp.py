@@ -16,7 +16,6 @@ before applying it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,15 +29,13 @@ from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
     NodeTrainingOptions,
+    OneNetworkMixin,
     TrainConfig,
     as_index,
     calibrate_common_noise,
     feature_matrix,
-    load_tensors,
     make_dpsgd_trainer,
     run_dpsgd,
-    save_module,
-    split_state,
     steps_for,
     train_nonprivate,
     with_noise,
@@ -75,7 +72,7 @@ def node_batch_loss(module, batch):
 
 
 @MODELS.register("dp-mlp")
-class DPMLP(PrivateModel, NodeModelMixin):
+class DPMLP(OneNetworkMixin, PrivateModel, NodeModelMixin):
     """MLP on node features; DP-SGD under node / k-neighbor adjacency, free under edge adjacency."""
 
     config_class = DPMLPConfig
@@ -93,7 +90,7 @@ class DPMLP(PrivateModel, NodeModelMixin):
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
-        self.net = MLP(self.in_dim, c.hidden, self.num_classes, layers=c.layers)
+        self.net = self._build_net()
         tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         tr = as_index(split.train)
         if kind == "edge" or not ctx.private:
@@ -119,35 +116,3 @@ class DPMLP(PrivateModel, NodeModelMixin):
             run_dpsgd(trainer, (x[tr], y[tr]), steps, progress)
         self.net.eval()
         self._evaluate(graph, self.predict(graph))
-
-    @torch.no_grad()
-    def logits(self, graph: Graph) -> torch.Tensor:
-        if self.net is None:
-            raise OptionError("dp-mlp: call fit() or load() before predict()")
-        x = feature_matrix(graph)
-        if x.shape[1] != self.in_dim:
-            raise OptionError(f"dp-mlp: the model expects {self.in_dim} features, the graph has {x.shape[1]}")
-        self.net.eval()
-        return self.net(x)
-
-    def predict(self, graph: Graph) -> np.ndarray:
-        return self.logits(graph).argmax(dim=1).numpy()
-
-    def embed(self, graph: Graph) -> np.ndarray:
-        """Class logits per node: a function of the released weights and the node's own features only."""
-        return self.logits(graph).numpy()
-
-    def save(self, directory: Path) -> list[Path]:
-        assert self.net is not None
-        return [save_module(directory, "weights", {"net": self.net}),
-                self.write_released_config(directory, in_dim=self.in_dim, num_classes=self.num_classes)]
-
-    @classmethod
-    def load(cls, directory: Path, config: dict[str, Any]) -> "DPMLP":
-        model = cls.from_released_config(config)
-        model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
-        c = model.config
-        model.net = MLP(model.in_dim, c.hidden, model.num_classes, layers=c.layers)
-        model.net.load_state_dict(split_state(load_tensors(Path(directory) / "weights.safetensors"), "net"))
-        model.net.eval()
-        return model
