@@ -46,7 +46,7 @@ from graphrelease.graph import Graph
 from graphrelease.models import appr
 from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.ppr_sparse import push_ppr_topk
-from graphrelease.models.mlp import node_batch_loss
+from graphrelease.models.mlp import node_batch_loss, node_example_loss
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
@@ -158,11 +158,6 @@ def stage2_entry(*, noise_multiplier: float, sample_rate: float, col_cap: int, c
         sensitivity=col_cap + 0.5, proof="dpar-classifier",
         note=f"node j touches its own example and <= {col_cap} aggregated inputs (column cap of the released APPR)",
     )
-
-
-def node_example_loss(model_fn, example):
-    z, y = example
-    return nn.functional.cross_entropy(model_fn(z.unsqueeze(0)), y.unsqueeze(0))
 
 
 @MODELS.register("dpar")

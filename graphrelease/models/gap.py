@@ -82,7 +82,7 @@ from graphrelease.models.common import (
     train_nonprivate,
     with_noise,
 )
-from graphrelease.models.mlp import node_batch_loss
+from graphrelease.models.mlp import node_batch_loss, node_example_loss
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
@@ -231,11 +231,6 @@ class AttentionScorer(nn.Module):
         return torch.sigmoid(0.5 * s)
 
 
-def _example_loss(model_fn, example):
-    inp, y = example
-    return nn.functional.cross_entropy(model_fn(inp.unsqueeze(0)), y.unsqueeze(0))
-
-
 @MODELS.register("gap")
 class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     """GAP with sum / similarity-weighted / learned-attention aggregation; edge and node adjacency."""
@@ -313,12 +308,12 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         enc_trainer = cls_trainer = None
         if dp_sgd:
             enc_trainer = make_dpsgd_trainer(
-                self.encoder, _example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
+                self.encoder, node_example_loss, budget=budget, cfg=enc_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.encoder.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
                 batch_loss=node_batch_loss,
             )
             cls_trainer = make_dpsgd_trainer(
-                self.classifier, _example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
+                self.classifier, node_example_loss, budget=budget, cfg=cls_cfg, num_examples=n_tr, public_num_examples=split.train_slots, noise_multiplier=1.0,
                 stage="gap.classifier.dpsgd", rng=rng, noise_generator=tgen, proof="gap-dpsgd",
                 batch_loss=node_batch_loss,
             )

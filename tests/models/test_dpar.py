@@ -13,7 +13,8 @@ from graphrelease.errors import BudgetError, OptionError
 from graphrelease.graph import Graph
 from graphrelease.io import read_graph
 from graphrelease.models.common import MLP
-from graphrelease.models.dpar import DPAR, column_clip, node_example_loss, stage2_entry
+from graphrelease.models.dpar import DPAR, column_clip, stage2_entry
+from graphrelease.models.mlp import node_example_loss
 from graphrelease.privacy.accountants import compute_epsilon
 from graphrelease.privacy.budget import Budget
 from graphrelease.testing.probes import assert_within, coupled_poisson_mask, node_neighbours, probe_sensitivity
