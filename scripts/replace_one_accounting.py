@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphrelease.models.common import calibrate_common_noise, steps_for  # noqa: E402
+from graphrelease.models.common import steps_for  # noqa: E402
+from graphrelease.models.private_training import calibrate_common_noise  # noqa: E402
 from graphrelease.privacy.budget import Budget  # noqa: E402
 from graphrelease.privacy.accountants import compute_epsilon  # noqa: E402
 from graphrelease.privacy.ledger import LedgerEntry  # noqa: E402
@@ -71,7 +72,7 @@ def main() -> None:
               "pair at the same epsilon (it is linear in the sampling rate where the pair's divergence is quadratic "
               "at small rates); the exact pair certifies the JC noise level at about a third of the target epsilon. "
               "Since 2026-11-23 the models charge the exact pair for one replaced example (DP-MLP and the DPDGC "
-              "classifier under k-neighbor adjacency; `graphrelease/models/common.py: make_dpsgd_trainer`) and keep JC "
+              "classifier under k-neighbor adjacency; `graphrelease/models/private_training.py: make_dpsgd_trainer`) and keep JC "
               "for groups (DPDGC's DP-Emb). The k-neighbor rows of reports/private_models.md say which accounting "
               "each cell used. One exact RDP curve takes ~0.1 s, so the calibration loop affords it (the seconds "
               "column: three calibrations of about 14 evaluations each plus two exact evaluations).", ""]

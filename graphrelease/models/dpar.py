@@ -54,14 +54,12 @@ from graphrelease.models.common import (
     OneNetworkMixin,
     TrainConfig,
     as_index,
-    calibrate_common_noise,
     feature_matrix,
-    make_dpsgd_trainer,
     row_normalize,
-    run_dpsgd,
     steps_for,
     train_nonprivate,
 )
+from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd
 from graphrelease.privacy.ledger import LedgerEntry
 
 

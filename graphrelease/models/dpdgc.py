@@ -59,21 +59,18 @@ from graphrelease.models.common import (
     TrainConfig,
     adjacency_matrix,
     as_index,
-    calibrate_common_noise,
     cap_degree,
     feature_matrix,
     load_tensors,
-    make_dpsgd_trainer,
     node_level_projection,
     noise_generators,
     row_normalize,
-    run_dpsgd,
     save_module,
     split_state,
     steps_for,
     train_nonprivate,
-    with_noise,
 )
+from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.gap import laplace_like
 from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry

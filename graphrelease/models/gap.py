@@ -66,22 +66,19 @@ from graphrelease.models.common import (
     TrainConfig,
     adjacency_matrix,
     as_index,
-    calibrate_common_noise,
     cap_degree,
     feature_matrix,
     load_tensors,
-    make_dpsgd_trainer,
     node_level_projection,
     node_split,
     noise_generators,
     row_normalize,
-    run_dpsgd,
     save_module,
     split_state,
     steps_for,
     train_nonprivate,
-    with_noise,
 )
+from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.mlp import node_batch_loss, node_example_loss
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry

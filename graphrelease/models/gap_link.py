@@ -45,7 +45,6 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     adjacency_matrix,
-    calibrate_common_noise,
     feature_matrix,
     load_tensors,
     noise_generators,
@@ -53,6 +52,7 @@ from graphrelease.models.common import (
     save_module,
     split_state,
 )
+from graphrelease.models.private_training import calibrate_common_noise
 from graphrelease.models.gap import aggregation_sensitivity, perturbed_hops
 from graphrelease.models.link import pair_coins
 from graphrelease.privacy.ledger import LedgerEntry

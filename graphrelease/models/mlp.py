@@ -32,14 +32,11 @@ from graphrelease.models.common import (
     OneNetworkMixin,
     TrainConfig,
     as_index,
-    calibrate_common_noise,
     feature_matrix,
-    make_dpsgd_trainer,
-    run_dpsgd,
     steps_for,
     train_nonprivate,
-    with_noise,
 )
+from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 
 
 @dataclass
