@@ -1,4 +1,5 @@
-"""Regressions for the privacy review: node-stable splits (F2) and uncertified degree-cap projections (F5)."""
+"""models/common.py: node-stable splits (review F2) and the node-level degree-cap projection that leaves a release
+uncertified when it dropped edges (review F5)."""
 
 from __future__ import annotations
 
