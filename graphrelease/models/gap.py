@@ -78,8 +78,10 @@ from graphrelease.models.common import (
     steps_for,
     train_nonprivate,
 )
-from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
+from graphrelease.models.hops import choose_hops
+from graphrelease.models.label_sources import SOURCE_FRACTION, label_sources, receiver_adjacency
 from graphrelease.models.mlp import node_batch_loss, node_example_loss
+from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
 from graphrelease.privacy.ledger import LedgerEntry
 
@@ -88,9 +90,9 @@ AGGREGATIONS = ("sum", "similarity", "attention")
 
 @dataclass
 class GAPConfig(NodeTrainingOptions):
-    # hops=1: on the validation split (2 seeds, edge eps 4) one hop beat two on Cora (74.0 vs 70.6) and tied on
-    # CiteSeer (69.0 both); Chameleon preferred two by 0.5. Each extra hop costs a Gaussian release at the same eps.
-    hops: int = 1
+    # "auto" (issue #17): 1 or 2 hops from a DP estimate of the mean degree (2% of epsilon, models/hops.py, rule
+    # chosen on the validation split); one hop under node adjacency. An int fixes the count. fit() stores the value.
+    hops: int | str = "auto"
     hidden: int = 64
     encoder_dim: int = 32
     encoder_epochs: int = 50
@@ -104,6 +106,10 @@ class GAPConfig(NodeTrainingOptions):
     # features carry little (featureless LastFM Asia); edge adjacency only (labels are public there). The
     # classifier's own hop-0 input stays the encoder's (out-of-fold) probabilities.
     hop0: str = "probs"
+    # hop0="labels" with one hop: the fraction of training nodes that are label *sources*; only the other nodes'
+    # rows are released, each counting its source neighbours (L1 sensitivity 1 instead of 2; models/label_sources.py,
+    # fraction chosen on the validation split). 0 = every training node is a source and every row is released.
+    label_sources: float = SOURCE_FRACTION
     # Out-of-fold hop-0 inputs for the classifier's training nodes when the encoder is trained without noise
     # (edge adjacency, public features/labels: free). 0 or 1 disables.
     crossfit_folds: int = 5
@@ -240,10 +246,12 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         self.config = GAPConfig(**options)
         if self.config.aggregation not in AGGREGATIONS:
             raise OptionError(f"--aggregation must be one of {AGGREGATIONS}, got '{self.config.aggregation}'")
-        if self.config.hops < 1:
+        if self.config.hops != "auto" and (not isinstance(self.config.hops, int) or self.config.hops < 1):
             raise OptionError(f"--hops must be >= 1, got {self.config.hops}")
         if self.config.hop0 not in HOP0:
             raise OptionError(f"--hop0 must be one of {HOP0}, got '{self.config.hop0}'")
+        if not 0.0 <= float(self.config.label_sources) < 1.0:
+            raise OptionError(f"--label-sources must be in [0, 1), got {self.config.label_sources}")
         if self.config.noise not in NOISES:
             raise OptionError(f"--noise must be one of {NOISES}, got '{self.config.noise}'")
         if self.config.hop_inputs not in HOP_INPUTS:
@@ -254,6 +262,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         self.noise_scale = 0.0
         self.aggregation_noise_std = 0.0
         self.kind = "edge"
+        self.noisy_edge_count: float | None = None
         self._cache: tuple[Graph, list[torch.Tensor]] | None = None
 
     # ------------------------------------------------------------------ fitting
@@ -278,7 +287,9 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         n_tr = tr.numel()
         if c.noise == "auto":
             c.noise = "laplace" if kind == "edge" else "gaussian"
-        sens = aggregation_sensitivity(kind, c.degree_cap, c.noise)
+        if c.hops == "auto":  # charged (edge adjacency) before any other stage is calibrated
+            c.hops, self.noisy_edge_count = choose_hops(graph, budget, rng, kind=kind, private=private)
+        sens = 1.0 if self.one_sided else aggregation_sensitivity(kind, c.degree_cap, c.noise)
         rounds = c.attention_rounds if c.aggregation == "attention" else 1
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
         cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
@@ -294,12 +305,14 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                     mechanism="laplace", stage=f"gap.aggregation.{c.aggregation}",
                     params={"epsilon": 1.0 / s, "scale": sens * s},
                     count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
-                    note=f"K={c.hops} hops x {rounds} round(s), rows L1-normalised, weights in [0,1], L1 sensitivity",
+                    note=f"K={c.hops} hops x {rounds} round(s), rows L1-normalised, weights in [0,1], L1 sensitivity"
+                         + (", one-sided label sources" if self.one_sided else ""),
                 )
             return LedgerEntry(
                 mechanism="gaussian", stage=f"gap.aggregation.{c.aggregation}", params={"noise_multiplier": s * sens},
                 count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
-                note=f"K={c.hops} hops x {rounds} round(s), rows normalised, weights in [0,1]",
+                note=f"K={c.hops} hops x {rounds} round(s), rows normalised, weights in [0,1]"
+                     + (", one-sided label sources" if self.one_sided else ""),
             )
 
         enc_trainer = cls_trainer = None
@@ -359,14 +372,15 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         assert hops is not None
         self._cache = (graph, hops)
         feats = torch.stack([h0_train] + hops, dim=1)
+        cls_tr = self._classifier_nodes(graph, tr)
         if dp_sgd:
             self.classifier.train()
             run_dpsgd(cls_trainer, (feats[tr], y[tr]), cls_steps, progress)
         else:
             def cls_loss(module, idx):
-                return nn.functional.cross_entropy(module(feats[tr[idx]]), y[tr[idx]])
+                return nn.functional.cross_entropy(module(feats[cls_tr[idx]]), y[cls_tr[idx]])
 
-            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
+            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
 
@@ -386,6 +400,26 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         rows[tr, torch.as_tensor(np.asarray(graph.labels))[tr]] = 1.0
         return rows
 
+    @property
+    def one_sided(self) -> bool:
+        """Labels flow from source nodes into the other nodes' rows only (models/label_sources.py): hop0=labels,
+        one hop, edge adjacency, ``label_sources`` > 0."""
+        c = self.config
+        return c.hop0 == "labels" and c.hops == 1 and c.label_sources > 0 and self.kind == "edge"
+
+    def _sources(self, graph: Graph) -> np.ndarray:
+        c = self.config
+        split = node_split(graph, train=c.train_frac, val=c.val_frac, seed=c.split_seed)  # same public split as fit
+        return label_sources(np.asarray(split.train), c.label_sources, c.split_seed)
+
+    def _classifier_nodes(self, graph: Graph, tr: torch.Tensor) -> torch.Tensor:
+        """Training nodes the classifier learns from: all of them, or the receivers when labels are one-sided (a
+        source's row counts nothing, so it would teach the classifier an input it never meets at test time)."""
+        if not self.one_sided:
+            return tr
+        src = torch.as_tensor(self._sources(graph))
+        return tr[~torch.isin(tr, src)]
+
     def _make_encoder(self) -> nn.Module:
         c = self.config
         if c.hop0 != "embedding":
@@ -395,14 +429,16 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     def _adjacency(self, graph: Graph, x: torch.Tensor, h0: torch.Tensor) -> sp.csr_matrix:
         agg = self.config.aggregation
         if agg == "sum":
-            return adjacency_matrix(graph)
-        if agg == "similarity":
-            return adjacency_matrix(graph, similarity_weights(graph, x))
-        assert self.scorer is not None
-        e = torch.as_tensor(np.array(graph.edges), dtype=torch.long)
-        with torch.no_grad():
-            w = self.scorer(h0[e[:, 0]], h0[e[:, 1]]).double().numpy() if e.numel() else np.zeros(0)
-        return adjacency_matrix(graph, w)
+            adj = adjacency_matrix(graph)
+        elif agg == "similarity":
+            adj = adjacency_matrix(graph, similarity_weights(graph, x))
+        else:
+            assert self.scorer is not None
+            e = torch.as_tensor(np.array(graph.edges), dtype=torch.long)
+            with torch.no_grad():
+                w = self.scorer(h0[e[:, 0]], h0[e[:, 1]]).double().numpy() if e.numel() else np.zeros(0)
+            adj = adjacency_matrix(graph, w)
+        return receiver_adjacency(adj, self._sources(graph)) if self.one_sided else adj
 
     def round_adjacency(self, graph: Graph, x: torch.Tensor, h0: torch.Tensor,
                         released_hops: list[torch.Tensor] | None, y: torch.Tensor, tr: torch.Tensor,
@@ -485,7 +521,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "GAP":
         # releases written before issue #17 carry neither key and were made with the original encoder and inputs
-        legacy = {"hop0": "embedding", "hop_inputs": "rownorm", "noise": "gaussian"}
+        # label_sources: releases written before one-sided label aggregation were two-sided
+        legacy = {"hop0": "embedding", "hop_inputs": "rownorm", "noise": "gaussian", "label_sources": 0.0}
         model = cls.from_released_config(config, **legacy)
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])

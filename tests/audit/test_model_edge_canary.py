@@ -90,6 +90,23 @@ def test_honest_dpdgc_under_edge_adjacency_stays_below_claim(cora80):
     assert res.epsilon_lower <= CLAIMED and not res.violation
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("options", [{}, {"hop0": "labels", "hops": 1}], ids=["defaults", "one-sided-labels"])
+def test_honest_gap_under_edge_adjacency_stays_below_claim(cora80, options):
+    """GAP at eps=1 under edge adjacency with its issue #17 defaults (hops=auto with its edge-count release, Laplace
+    aggregation of class-probability rows) and with one-sided label aggregation (sensitivity 1): the cosine of the
+    canary endpoints' released rows stays below the claim."""
+
+    def make():
+        return MODELS.get("gap")(encoder_epochs=3, epochs=3, **options)
+
+    res = run_canary_audit(cora80, model_edge_train_and_score(make, epsilon=CLAIMED, delta=DELTA), runs=RUNS,
+                           delta=DELTA, claimed_epsilon=CLAIMED, rng=np.random.default_rng(27))
+    assert res.kind == "edge" and res.attack == "embedding_cosine"
+    assert np.ptp(res.scores_in) > 0 and np.ptp(res.scores_out) > 0
+    assert res.epsilon_lower <= CLAIMED and not res.violation
+
+
 def test_noiseless_gap_link_is_flagged(cora80):
     """GAP-link with an unlimited budget (no aggregation noise) and the untrained ``dot`` scorer, claiming eps=1: its
     pair score <Z_u, Z_v> moves by a fixed amount when the canary is a message edge. ``encoder_dim`` = the feature

@@ -92,14 +92,15 @@ def test_fit_edge_spends_at_most_epsilon(data_dir):
     m = GAP(encoder_epochs=5, epochs=10).fit(g, b)
     spent = b.spent_epsilon()
     assert 0.9 <= spent <= 1.0
-    assert [e.stage for e in b.ledger] == ["gap.aggregation.sum"]
-    assert [e.mechanism for e in b.ledger] == ["laplace"] and m.config.noise == "laplace"  # noise="auto", edge
+    # hops="auto": the edge count for the hop choice (models/hops.py), then the aggregation
+    assert [e.stage for e in b.ledger] == ["gap.edge_count", "gap.aggregation.sum"]
+    assert [e.mechanism for e in b.ledger] == ["laplace"] * 2 and m.config.noise == "laplace"  # noise="auto", edge
     # Utility is asserted where it can be measured (full Cora, test_gap_beats_the_feature_only_model_on_cora): on
     # this 600-node core with 64 features the majority class already scores 0.55.
     emb = m.embed(g)
     assert emb.shape == (g.num_nodes, (m.config.hops + 1) * m.h_dim)
     # embeddings from the cache: the same released values, no new charge
-    assert np.array_equal(emb, m.embed(g)) and len(b.ledger) == 1
+    assert np.array_equal(emb, m.embed(g)) and len(b.ledger) == 2
 
 
 def test_fit_node_charges_all_stages(data_dir):
@@ -313,7 +314,7 @@ def test_laplace_accounting_and_fit(data_dir):
         assert ours == pytest.approx(min(theirs, K * eps), rel=0.03)
     g = small_cora(data_dir, n=300)
     b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp")
-    m = GAP(noise="laplace", encoder_epochs=2, epochs=2).fit(g, b)
+    m = GAP(noise="laplace", hops=1, encoder_epochs=2, epochs=2).fit(g, b)  # hops=auto adds its count entry
     entries = list(b.ledger.entries)
     assert [e.mechanism for e in entries] == ["laplace"] and entries[0].sensitivity == 2.0
     assert 0.9 <= b.spent_epsilon() <= 1.0
