@@ -119,8 +119,39 @@ def score(orig: list, out: list) -> dict[str, float]:
     return res
 
 
+SINGLE = {"cora": "single/cora.npz", "facebook": "raw/facebook_combined.txt.gz"}
+SINGLE_ROWS = {"dpgvae (default: buckets)": "dpgvae", "dp_dcsbm": "dp_dcsbm", "dp_bter": "dp_bter"}
+SINGLE_COLS = ("rel_err_num_edges", "rel_err_triangle_count", "rel_err_global_clustering",
+               "rel_err_avg_clustering", "degree_kl", "degree_wasserstein", "community_nmi", "isolated_frac")
+SINGLE_HEAD = ("edges RE", "triangles RE", "global clust. RE", "avg clust. RE", "degree KL", "degree W1",
+               "Louvain NMI", "isolated")
+
+
+def single_child(dataset: str, method: str, eps: float) -> dict:
+    from graphrelease.audit.compare import compare_graphs
+    from graphrelease.generators.base import GENERATORS
+    from graphrelease.io import read_graph
+    from graphrelease.privacy.budget import Budget
+
+    base = os.environ.get("GRAPHRELEASE_SHARED_DATA", str(ROOT.parent / "shared/data"))
+    graph = read_graph(os.path.join(base, SINGLE[dataset])).data
+    c0 = time.process_time()
+    gen = GENERATORS.get(method)()
+    fitted = gen.fit(graph, Budget(epsilon=eps, delta=DELTA, adjacency="edge", accountant="rdp"))
+    out = fitted.sample(1, rng=np.random.default_rng())[0]
+    fit_cpu = time.process_time() - c0
+    res = compare_graphs(graph, out)
+    res = {k: float(res[k]) for k in SINGLE_COLS if k in res}
+    res["isolated_frac"] = float(np.mean(out.degrees() == 0))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {"dataset": dataset, "kind": "single:" + method, "eps": eps, "fit_cpu": fit_cpu, "peak_mib": peak, **res}
+
+
 def child(dataset: str, kind: str, eps: float, n_eval: int) -> dict:
     from graphrelease.io import read_graph
+
+    if kind.startswith("single:"):
+        return single_child(dataset, kind.split(":", 1)[1], eps)
 
     coll = read_graph(os.path.join(os.environ.get("GRAPHRELEASE_SHARED_DATA", str(ROOT.parent / "shared/data")),
                                    "collections", dataset)).data
@@ -141,10 +172,11 @@ def _fmt(v: float, key: str) -> str:
 
 def render(results: list[dict], args) -> str:
     cmd = ("OMP_NUM_THREADS=1 nice .venv/bin/python benchmarks/bench_deep.py "
-           f"--datasets {args.datasets} --epsilons {args.epsilons} --runs {args.runs} --eval {args.eval}")
+           f"--datasets {args.datasets} --single {args.single} --epsilons {args.epsilons} --runs {args.runs} "
+           f"--eval {args.eval}")
     lines = ["# Deep generators vs random-graph baselines on collections (issue 16)", "",
              f"Regenerate: `{cmd}`", "", __doc__.split("\n\n", 2)[2].strip(), ""]
-    for ds in args.datasets.split(","):
+    for ds in [d for d in args.datasets.split(",") if d]:
         lines += [f"## {ds}", "", "| row | epsilon | " + " | ".join(HEAD) + " | fit CPU s | peak MiB | runs |",
                   "|---|---|" + "---|" * (len(HEAD) + 3)]
         for label, (kind, private) in ROWS.items():
@@ -156,6 +188,21 @@ def render(results: list[dict], args) -> str:
                 med = {k: statistics.median([r[k] for r in rs]) for k in COLS + ("fit_cpu", "peak_mib")}
                 cells = [_fmt(med[k], k) for k in COLS]
                 lines.append(f"| {label} | {'inf' if eps is None else f'{eps:g}'} | " + " | ".join(cells)
+                             + f" | {med['fit_cpu']:.1f} | {med['peak_mib']:.0f} | {len(rs)} |")
+        lines.append("")
+    singles = sorted({r["dataset"] for r in results if r["kind"].startswith("single:")})
+    for ds in singles:
+        lines += [f"## One graph: {ds}", "", "| row | epsilon | " + " | ".join(SINGLE_HEAD)
+                  + " | fit+sample CPU s | peak MiB | runs |", "|---|---|" + "---|" * (len(SINGLE_HEAD) + 3)]
+        for label, method in SINGLE_ROWS.items():
+            for eps in sorted({r["eps"] for r in results if r["dataset"] == ds}):
+                rs = [r for r in results if r["dataset"] == ds and r["kind"] == "single:" + method
+                      and r["eps"] == eps]
+                if not rs:
+                    continue
+                med = {k: statistics.median([r.get(k, float("nan")) for r in rs])
+                       for k in SINGLE_COLS + ("fit_cpu", "peak_mib")}
+                lines.append(f"| {label} | {eps:g} | " + " | ".join(f"{med[k]:.3f}" for k in SINGLE_COLS)
                              + f" | {med['fit_cpu']:.1f} | {med['peak_mib']:.0f} | {len(rs)} |")
         lines.append("")
     return "\n".join(lines)
@@ -170,6 +217,7 @@ def main() -> None:
     ap.add_argument("--rows", default=",".join(k for k, _ in ROWS.values()))
     ap.add_argument("--cache", default="/tmp/bench_deep.jsonl")
     ap.add_argument("--out", default=str(ROOT / "reports" / "deep_generators.md"))
+    ap.add_argument("--single", default="", help="one-graph datasets (cora,facebook): dpgvae vs dp_dcsbm, dp_bter")
     ap.add_argument("--child", nargs=4, metavar=("DATASET", "KIND", "EPS", "EVAL"))
     args = ap.parse_args()
     if args.child:
@@ -178,23 +226,29 @@ def main() -> None:
         return
     cache = Path(args.cache)
     results = [json.loads(x) for x in cache.read_text().splitlines()] if cache.exists() else []
-    for ds in args.datasets.split(","):
+    jobs = []
+    for ds in [d for d in args.datasets.split(",") if d]:
         for kind in args.rows.split(","):
             private = dict(ROWS.values())[kind]
             for eps in ([1.0] if not private else [float(e) for e in args.epsilons.split(",")]):
-                runs = args.runs if kind not in ("gvae",) else 1
-                have = [r for r in results if r["dataset"] == ds and r["kind"] == kind and r["eps"] == eps]
-                for _ in range(runs - len(have)):
-                    p = subprocess.run([sys.executable, __file__, "--child", ds, kind, str(eps), str(args.eval)],
-                                       capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-                    if p.returncode != 0:
-                        print(p.stderr[-2000:], file=sys.stderr)
-                        continue
-                    r = json.loads(p.stdout.strip().splitlines()[-1])
-                    results.append(r)
-                    with cache.open("a") as fh:
-                        fh.write(json.dumps(r) + "\n")
-                    print(ds, kind, eps, {k: round(r[k], 4) for k in COLS + ("fit_cpu",)}, flush=True)
+                jobs.append((ds, kind, eps, args.runs if kind != "gvae" else 1))
+    for ds in [d for d in args.single.split(",") if d]:
+        for method in SINGLE_ROWS.values():
+            for eps in [float(e) for e in args.epsilons.split(",")]:
+                jobs.append((ds, "single:" + method, eps, args.runs))
+    for ds, kind, eps, runs in jobs:
+        have = [r for r in results if r["dataset"] == ds and r["kind"] == kind and r["eps"] == eps]
+        for _ in range(runs - len(have)):
+            p = subprocess.run([sys.executable, __file__, "--child", ds, kind, str(eps), str(args.eval)],
+                               capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            if p.returncode != 0:
+                print(p.stderr[-2000:], file=sys.stderr)
+                continue
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            results.append(r)
+            with cache.open("a") as fh:
+                fh.write(json.dumps(r) + "\n")
+            print(ds, kind, eps, {k: round(v, 4) for k, v in r.items() if isinstance(v, float)}, flush=True)
     Path(args.out).write_text(render(results, args) + "\n")
 
 
