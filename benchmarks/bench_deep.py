@@ -176,8 +176,8 @@ NOTES = """## Reading (of the run recorded above; 2 runs per collection row, so 
 adjacency still uses `graphs`). DPGVAE `measured` against DPGVAE `graphs`, same epsilon, 10 columns each: IMDB-MULTI
 9/10 at epsilon 1 and 9/10 at 4 (it loses only LCC: 0.025 vs 0.005 and 0.010 vs 0.000); ENZYMES 8/10 at 1 (it loses
 clustering MMD 0.559 vs 0.321 and orbit MMD 0.401 vs 0.283) and 8/10 at 4 (it loses TC 16.2 vs 15.3 and clustering
-MMD 0.537 vs 0.513). 34 of 40 in all. It also costs less: 9-15 fit CPU-s for the whole collection against 15-19,
-and about 470 MiB against 540-610 MiB peak.
+MMD 0.537 vs 0.513). 34 of 40 in all. It also costs less: 9-16 fit CPU-s for the whole collection against 15-19,
+and 440-470 MiB peak against 540-610 MiB.
 
 **Against G(n, m) with a DP per-graph edge count (issue "done when", epsilon 1): not met.** DPGVAE `measured` wins
 on IMDB-MULTI TC (39.9 vs 53.1), motif cosine (0.688 vs 0.681) and orbit MMD (0.050 vs 0.054). It loses LCC
@@ -188,16 +188,17 @@ vs 0.513). It loses GINI (0.118 vs 0.110), REDE (0.022 vs 0.020), degree cosine 
 (0.799 vs 0.811). DPGGAN `measured` is within run-to-run spread of DPGVAE (same network and objective). G(n, m) puts
 the whole budget on the one statistic that sets most of the seed's columns on these dense (IMDB) or tree-like
 (ENZYMES) graphs, so its per-graph edge count has Laplace scale 1. The measured mode splits the budget four ways
-(0.35 edges, 0.30 degrees, 0.30 triangles, 0.05 components). Its losses are degree-shape columns: the degree
-targets come from pooled per-size-class histograms, which mix graphs of different densities. A non-private
-*oracle* run (same decoder trained on each graph's true statistics, IMDB-MULTI, 100 graphs, one run) reached GINI
-0.022, degree cosine 0.817, TC 39.4, motif cosine 0.773, orbit MMD 0.039 and CPL 0.039. The network can express
-these graphs; the DP degree information at epsilon 1 is the bottleneck. Two variants we tried did not help at
+(0.35 edges, 0.30 degrees, 0.30 triangles, 0.05 components). Its losses are degree-shape columns; its degree
+targets come from pooled per-size-class histograms. A non-private *oracle* run (same decoder trained on each
+graph's true statistics, degrees shrunk for the Bernoulli spread, IMDB-MULTI, 100 graphs, one run) reached GINI
+0.022, degree cosine 0.817, TC 39.4, motif cosine 0.773, orbit MMD 0.039 and CPL 0.039. So the network can express these
+graphs, and what it lacks at epsilon 1 is degree information. Which part of that information is missing is open. Two variants we tried did not help at
 epsilon 1, one run each: per-graph sorted degree sequences with empirical-Bayes shrinkage (IMDB TC 58.8, GINI
 0.035), and a pooled soft histogram of within-graph deviations (IMDB GINI 0.046; ENZYMES GINI 0.145).
 
 **Against the non-private GVAE (one model on the collection), MMDs within 1.5x: met.** Both measured rows are
-below the GVAE's degree, clustering and orbit MMDs on IMDB-MULTI (0.04 vs 0.056, 0.31-0.32 vs 1.26, 0.050 vs 0.164).
+below the GVAE's degree, clustering and orbit MMDs on IMDB-MULTI (0.040-0.042 vs 0.061, 0.31-0.32 vs 1.24, 0.050-0.051
+vs 0.160).
 On ENZYMES they are below it on degree (0.26-0.27 vs 0.47) and clustering (0.53-0.56 vs 0.64), and at most 1.15x it
 on orbit (0.40-0.45 vs 0.39).
 
@@ -205,6 +206,25 @@ on orbit (0.40-0.45 vs 0.39).
 all ten on ENZYMES. DPGGAN `measured` on ENZYMES gets worse on clustering MMD (0.526 -> 0.557) and orbit MMD
 (0.431 -> 0.445). With two runs per cell that is inside the run-to-run spread seen between the DPGVAE and DPGGAN
 rows, which share the same network.
+
+**One graph (tables at the end; Cora 3 runs, Facebook 1 run): "done when" not met, nothing changed here.** The
+default sound deep mode (`buckets`) loses to `dp_dcsbm` on triangles, global clustering and degree KL on Cora at
+epsilon 1 and 4 (triangle relative error 9.5 / 6.2 against 0.75 / 0.78, degree KL 1.47 / 0.79 against 0.20 / 0.18,
+with 67% / 38% isolated nodes). On Facebook it wins triangles and global clustering at epsilon 1 (0.21 and 0.52
+against 0.77 and 0.77) and loses them at 4 (0.87 and 0.81), and loses degree KL at both (0.30 / 1.11 against
+0.13 / 0.10). It still gets worse from 1 to 4 on Facebook (single runs), which fits the diagnosis below: the
+sampler, not the budget, sets these numbers. `dp_bter` (issue 15, the single-graph default of `synth`) beats both on
+triangles and global clustering on both graphs, and on degree KL on Cora. On Facebook `dp_dcsbm` has the lower
+degree KL (0.13 / 0.10 against 0.16 / 0.12). The one-graph `measured` mode (dp_stats degrees,
+triangles and components plus the same conditional decoder) was not built: the decoder's dense n x n
+expected-triangle loss does not scale to one large graph as written. That is what remains for this issue.
+
+**Fit cost ("done when").** A 1,500-graph collection: `measured` fits IMDB-MULTI in 9-13 CPU-s (target under 5
+CPU-min). The 500k-edge single-graph target was not re-measured; no single-graph code changed.
+
+**Runs.** The "runs" column gives each cell's count: 2 per collection row (the non-private GVAE: 2 on IMDB-MULTI, 1 on
+ENZYMES), 3 per Cora row, 1 per Facebook row. The regenerate command at the top asks for 2 everywhere; the cache in `--cache` holds the
+recorded runs.
 
 **Not run:** epsilon 0.5 and 10, MUTAG and IMDB-BINARY, DPGGAN `graphs` (the earlier report found it within 0.02
 of DPGVAE `graphs`) and the paper mode. `reports/dpggan_reproduction.md` has the paper mode on IMDB-MULTI (per-graph
