@@ -150,7 +150,7 @@ def synthesize(
     num_graphs:
         Synthetic graphs to draw (post-processing; no extra cost).
     mode:
-        Generator mode (``dpgvae``/``dpggan``: ``paper``, ``edge-tuples``, ``buckets``, ``graphs``, ``auto``).
+        Generator mode (``dpgvae``/``dpggan``: ``paper``, ``edge-tuples``, ``buckets``, ``graphs``, ``measured``, ``auto``).
     adjacency:
         Privacy unit: ``edge`` (default) or ``graph`` (collections).
     allow_uncertified:

@@ -67,6 +67,10 @@ class FittedDeep(FittedGenerator):
             n = int(num_nodes) if num_nodes is not None else self._node_count(rng)
             emb = self.embeddings(n, rng)
             density = self.config.get("target_density")
+            table = self.config.get("size_densities")
+            if table:  # per-size DP densities (collections, edge adjacency): the nearest released size
+                sizes = np.asarray(table["sizes"])
+                density = float(np.asarray(table["densities"])[int(np.argmin(np.abs(sizes - n)))])
             offset = 0.0
             if density is not None:
                 offset = calibrate_offset(emb, bias, float(density) * n * (n - 1) / 2, rng=rng)

@@ -15,7 +15,11 @@ Modes (``mode=``):
                  accounting with pair rate q^2/m.
 ``graphs``       a collection: one example = one graph (Poisson-sampled), whole gradient clipped. Graph adjacency:
                  add/remove subsampled Gaussian; edge adjacency: replace-one under Poisson sampling.
-``auto``         ``graphs`` for collections, :data:`DEFAULT_SINGLE_MODE` for one graph.
+``measured``     a collection, edge adjacency (issue 16): the whole budget buys per-graph DP statistics (edge, triangle
+                 and component counts, per-size-class degree histograms; :mod:`~graphrelease.generators.deep_measured`)
+                 and a conditional latent-distance decoder is trained on them only (post-processing;
+                 :mod:`~graphrelease.generators.deep_conditional`). DPGVAE and DPGGAN share this network and objective.
+``auto``         :data:`DEFAULT_COLLECTION_MODE` for collections, :data:`DEFAULT_SINGLE_MODE` for one graph.
 
 Released (``model/``): the decoder weights, its config, the node-count model, the DP edge-count target and — for
 ``edge-tuples`` and ``nonprivate`` — per-node latent posteriors (for edge-tuples a function of the DP sketch and the
@@ -38,7 +42,10 @@ from graphrelease.graph import Graph, GraphCollection
 from graphrelease.generators.deep_fitted import FittedDeep  # noqa: F401  (releases name it from here too)
 from graphrelease.privacy.ledger import LedgerEntry
 
-MODES = ("auto", "nonprivate", "paper", "edge-tuples", "buckets", "graphs")
+MODES = ("auto", "nonprivate", "paper", "edge-tuples", "buckets", "graphs", "measured")
+#: Default sound mode for a collection under edge adjacency (graph adjacency falls back to ``graphs``); decided in
+#: reports/deep_generators.md.
+DEFAULT_COLLECTION_MODE = "measured"
 #: Default sound mode for one large graph: buckets won 21 of 29 metric comparisons against edge-tuples (Cora and
 #: Facebook, epsilon 1 and 4, medians of 3 runs; decision rule and table in reports/synth_benchmark.md). Edge-tuples
 #: at its default schedule keeps the degree spread on Cora but generates nearly triangle-free, community-free graphs.
@@ -139,7 +146,7 @@ class DeepGraphGenerator(GraphGenerator):
             return "nonprivate"
         if self.mode != "auto":
             return self.mode
-        return "graphs" if isinstance(data, GraphCollection) else DEFAULT_SINGLE_MODE
+        return DEFAULT_COLLECTION_MODE if isinstance(data, GraphCollection) else DEFAULT_SINGLE_MODE
 
     def fit(self, data: Graph | GraphCollection, budget, *, progress: Any = None) -> FittedDeep:
         from graphrelease.privacy.noise import secure_generator
@@ -148,9 +155,13 @@ class DeepGraphGenerator(GraphGenerator):
         is_coll = isinstance(data, GraphCollection)
         if is_coll and mode in ("edge-tuples", "buckets", "paper"):
             raise OptionError(f"{self.name}: mode '{mode}' is for one graph; a collection takes mode 'graphs'")
-        if not is_coll and mode == "graphs":
-            raise OptionError(f"{self.name}: mode 'graphs' is for a collection of graphs; give a collection")
+        if not is_coll and mode in ("graphs", "measured"):
+            raise OptionError(f"{self.name}: mode '{mode}' is for a collection of graphs; give a collection")
         adjacency = budget.ledger.adjacency.kind.value
+        if mode == "measured" and adjacency != "edge":
+            if self.mode == "measured":
+                raise OptionError(f"{self.name}: mode 'measured' certifies edge adjacency only; use mode 'graphs'")
+            mode = "graphs"  # auto under graph adjacency
         if adjacency not in ("edge", "graph"):
             raise OptionError(f"{self.name} certifies edge (and, for collections, graph) adjacency, not '{adjacency}'")
         if adjacency == "graph" and not is_coll:
@@ -167,7 +178,29 @@ class DeepGraphGenerator(GraphGenerator):
             return self._fit_edge_tuples(data, **ctx)
         if mode == "buckets":
             return self._fit_buckets(data, **ctx)
+        if mode == "measured":
+            return self._fit_measured(data, **ctx)
         return self._fit_graphs(data, adjacency, **ctx)
+
+    def _fit_measured(self, coll: GraphCollection, *, budget, np_rng, noise_gen, gen, progress):
+        from graphrelease.generators import deep_conditional as dc
+        from graphrelease.generators.deep_measured import release_collection_stats
+
+        if coll.node_set_inferred:
+            raise OptionError(f"{self.name}: mode 'measured' treats every graph's node count as public; this "
+                              f"collection's node sets were read off its edges, not declared (declare them, or use "
+                              f"mode 'graphs')")
+        stats = release_collection_stats(coll, budget, np_rng, epsilon=budget.epsilon, cap=self.max_nodes,
+                                         stage=f"{self.name}.measured")
+        steps = self.steps or int(1000 * (self.epochs or 1))
+        net, curve = dc.train_conditional(stats, steps=steps, batch=self.batch_size or 32, lr=self.lr or 2e-3,
+                                          gen=gen, rng=np_rng)
+        self.last_info.update(steps=steps, final_loss=float(np.mean(curve[-20:])))
+        public = {"node_counts": "every graph's node count is public (declared; edge adjacency)",
+                  "max_nodes": f"public cap {self.max_nodes}: larger graphs keep their first {self.max_nodes} nodes"}
+        return dc.FittedMeasured(net, stats, {"method": self.name, "mode": "measured", "gan": self.gan,
+                                              "steps": steps, "decoder": "conditional latent-distance MLP",
+                                              "public_assumptions": public})
 
     def _net(self, in_dim: int, gen: torch.Generator, *, encoder: str = "gcn", disc_in: int | None = None
              ) -> dt.DeepNet:
@@ -416,12 +449,27 @@ class DeepGraphGenerator(GraphGenerator):
         eps, delta, acc = budget.epsilon, budget.delta, budget.accountant
         public: dict[str, str] = {"max_nodes": f"public cap {cap}: larger graphs are truncated to their first {cap}"
                                                 f" nodes inside their own example"}
-        # 1) densities: sum over graphs of each graph's density in [0, 1]; sensitivity 1 under graph adjacency, and
-        #    <= 1 / (n_g (n_g - 1) / 2) <= 1 under edge adjacency.
-        sig_d = _share_sigma(self.count_share * eps, 1.0, delta, acc)
-        budget.charge(_gaussian_entry(f"{self.name}.density_sum", sig_d, 1.0, "dp-density-sum",
-                                      "Gaussian mechanism on the sum of per-graph edge densities"))
-        dens_sum = float(dens.sum() + np_rng.normal(0.0, sig_d))
+        # 1) densities. Edge adjacency: per-graph edge counts (the vector has L2 sensitivity 1: one edge, one graph),
+        #    pooled per node count into one DP density per size (post-processing). One mean density for every size
+        #    was why more epsilon looked worse (reports/deep_generators.md): small graphs are near-cliques, large
+        #    ones sparse. Graph adjacency: the sum of per-graph densities in [0, 1] (sensitivity 1).
+        if adjacency == "edge":
+            sig_d = _share_sigma(self.count_share * eps, 1.0, delta, acc)
+            budget.charge(_gaussian_entry(f"{self.name}.edge_counts", sig_d, 1.0, "dp-per-graph-edge-counts",
+                                          "Gaussian mechanism on every graph's edge count (vector, L2 sensitivity 1)"))
+            edges_in = np.array([dens[i] * counts[i] * (counts[i] - 1) / 2 for i in range(len(counts))])
+            noisy = edges_in + np_rng.normal(0.0, sig_d, size=len(counts))
+            dens_sum = float(np.sum(noisy / np.maximum(counts * (counts - 1) / 2, 1)))
+            sizes = np.unique(counts)
+            size_dens = [float(np.clip(noisy[counts == k].sum() / max(1, (counts == k).sum() * k * (k - 1) / 2),
+                                       1e-6, 1.0)) for k in sizes]
+            size_table = {"sizes": sizes.tolist(), "densities": size_dens}
+        else:
+            size_table = None
+            sig_d = _share_sigma(self.count_share * eps, 1.0, delta, acc)
+            budget.charge(_gaussian_entry(f"{self.name}.density_sum", sig_d, 1.0, "dp-density-sum",
+                                          "Gaussian mechanism on the sum of per-graph edge densities"))
+            dens_sum = float(dens.sum() + np_rng.normal(0.0, sig_d))
         # 2) node counts: public under edge adjacency; a Gaussian histogram (sensitivity 1) under graph adjacency
         if adjacency == "graph":
             sig_h = _share_sigma(self.count_share * eps, 1.0, delta, acc)
@@ -475,7 +523,7 @@ class DeepGraphGenerator(GraphGenerator):
                           budget=budget, noise_gen=noise_gen, gen=gen, rng=np_rng, progress=progress)
         self.last_info.update(steps=steps, noise_multiplier=sigma, sample_rate=q)
         return FittedDeep(net.detached(), self._config("graphs", node_counts=node_counts, target_density=density,
-                                                       public_assumptions=public))
+                                                       size_densities=size_table, public_assumptions=public))
 
 
 def _max_steps(make: Callable[[int], list[LedgerEntry]], budget, limit: int) -> int:

@@ -280,7 +280,7 @@ def test_buckets_fit(cora_small):
 @pytest.mark.parametrize("adjacency,neighboring", [("edge", "replace_one"), ("graph", "add_remove")])
 def test_graphs_mode_fit(imdb_small, adjacency, neighboring):
     budget = Budget(epsilon=3.0, delta=1e-5, adjacency=adjacency, accountant="rdp")
-    fitted = GENERATORS.get("dpgvae")(steps=5, batch_size=6).fit(imdb_small, budget)
+    fitted = GENERATORS.get("dpgvae")(mode="graphs", steps=5, batch_size=6).fit(imdb_small, budget)
     sgd = budget.ledger.entries[-1]
     assert sgd.params["neighboring"] == neighboring
     assert budget.spent_epsilon() <= 3.0 * (1 + 1e-6)
@@ -288,6 +288,11 @@ def test_graphs_mode_fit(imdb_small, adjacency, neighboring):
     assert len(graphs) == 3 and all(1 <= g.num_nodes <= 128 for g in graphs)
     if adjacency == "edge":
         assert "node_counts" in fitted.public_assumptions
+        # per-graph DP edge counts (issue 16), pooled into one density per released size
+        assert budget.ledger.entries[0].stage == "dpgvae.edge_counts"
+        table = fitted.config["size_densities"]
+        assert sorted(table["sizes"]) == sorted({min(g.num_nodes, 128) for g in imdb_small})
+        assert all(0 < d <= 1 for d in table["densities"])
     else:
         assert [e.stage for e in budget.ledger][:2] == ["dpgvae.density_sum", "dpgvae.node_count_histogram"]
 

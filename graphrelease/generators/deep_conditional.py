@@ -1,0 +1,288 @@
+r"""Sound deep mode ``measured`` for collections: a conditional latent-space decoder fitted to DP statistics.
+
+Why (issue 16, measured in ``reports/deep_generators.md``): the DP-SGD ``graphs`` mode spends its budget on noisy
+gradients of a model whose samples (prior latents, inner-product decoder, one density for every graph size) score
+like G(n, p) with one mean density; most of what a generated graph needs is in a few per-graph statistics. Here the
+whole budget buys those statistics once (:mod:`graphrelease.generators.deep_measured`), and a network is trained on
+the released values only (post-processing, no further privacy cost), GEM-style: it learns to turn noise into graphs
+whose *expected* statistics match the measurements.
+
+Network (the released part, used at sampling time). For a graph with ``n`` nodes and released statistics
+(edges ``m``, ascending degrees ``d``, triangles ``T``), node ``i`` gets the input
+``[graph features, node features of d_i, node noise eps_i (8), graph noise eta (4)]`` and an MLP
+(``in -> 64 -> 64 -> K + 1``, ReLU) returns a position :math:`x_i \in R^K` and a sociability :math:`a_i`;
+
+.. math:: P_{ij} = \sigma\bigl(a_i + a_j + b - \lVert x_i - x_j \rVert^2\bigr)
+
+(a degree-corrected latent-distance decoder: distances make closed triangles likely, which inner products of prior
+samples do not). Loss per graph: squared relative errors of the expected degrees :math:`\sum_j P_{ij}` against
+``d``, of the expected edge count against ``m`` and of the expected triangle count
+:math:`\mathrm{tr}(P^3)/6` (exact for independent edges) against ``T``. Sampling: draw a released statistics row
+with the requested node count, fresh noise, shift ``b`` so the expected edge count is the released one, draw
+independent Bernoulli edges, shuffle node ids.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from graphrelease.errors import OptionError
+from graphrelease.generators.base import FittedGenerator
+from graphrelease.generators.deep_measured import CollectionStats
+from graphrelease.graph import Graph
+
+POSITION_DIM = 8
+NODE_NOISE = 8
+GRAPH_NOISE = 4
+HIDDEN = 64
+GRAPH_FEATURES = 5
+NODE_FEATURES = 3
+#: Weight of the triangle term against the degree and edge terms
+TRIANGLE_WEIGHT = 1.0
+
+
+def graph_features(n: int, m: float, degrees: np.ndarray, triangles: float) -> np.ndarray:
+    """Scale-free summary of one released row: size, density, transitivity, degree spread."""
+    pairs = max(n * (n - 1) / 2.0, 1.0)
+    wedges = float(np.sum(degrees * np.maximum(degrees - 1.0, 0.0) / 2.0))
+    mean_d = float(degrees.mean()) if n else 0.0
+    cv = float(degrees.std() / mean_d) if mean_d > 0 else 0.0
+    return np.array([math.log(max(n, 1)) / 4.0, n / 64.0, m / pairs, min(1.0, 3.0 * triangles / max(wedges, 1.0)),
+                     cv], dtype=np.float32)
+
+
+def node_features(n: int, degrees: np.ndarray) -> np.ndarray:
+    mean_d = max(float(degrees.mean()), 1e-3)
+    return np.stack([degrees / max(n - 1, 1), degrees / mean_d / 4.0, np.arange(n) / max(n - 1, 1)], axis=1
+                    ).astype(np.float32)
+
+
+class ConditionalDecoder(nn.Module):
+    """MLP from (graph features, node features, node noise, graph noise) to positions and sociabilities."""
+
+    def __init__(self, gen: torch.Generator | None = None) -> None:
+        super().__init__()
+        dims = [GRAPH_FEATURES + NODE_FEATURES + NODE_NOISE + GRAPH_NOISE, HIDDEN, HIDDEN, POSITION_DIM + 1]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        if gen is not None:  # initialise from the fit's generator (layers default to torch's global one)
+            with torch.no_grad():
+                for layer in self.layers:
+                    bound = 1.0 / math.sqrt(layer.in_features)
+                    layer.weight.copy_((torch.rand(layer.weight.shape, generator=gen) * 2 - 1) * bound)
+                    layer.bias.copy_((torch.rand(layer.bias.shape, generator=gen) * 2 - 1) * bound)
+        self.bias = nn.Parameter(torch.zeros(1))
+
+    def logits(self, inputs: torch.Tensor) -> torch.Tensor:
+        """``inputs`` (B, P, in) -> pair logits (B, P, P) (diagonal not masked)."""
+        h = inputs
+        for k, layer in enumerate(self.layers):
+            h = layer(h)
+            if k < len(self.layers) - 1:
+                h = torch.relu(h)
+        x, a = h[..., :POSITION_DIM], h[..., POSITION_DIM]
+        dist = (x.unsqueeze(-2) - x.unsqueeze(-3)).pow(2).sum(-1)
+        return a.unsqueeze(-1) + a.unsqueeze(-2) + self.bias - dist
+
+
+def _inputs(rows: list[tuple[np.ndarray, np.ndarray]], size: int, gen: torch.Generator) -> tuple[torch.Tensor, ...]:
+    """Stack rows (graph features, node features) padded to ``size`` nodes, with fresh noise; returns inputs, mask."""
+    b = len(rows)
+    x = torch.zeros(b, size, GRAPH_FEATURES + NODE_FEATURES)
+    mask = torch.zeros(b, size)
+    for i, (gf, nf) in enumerate(rows):
+        k = nf.shape[0]
+        x[i, :k, :GRAPH_FEATURES] = torch.as_tensor(gf)
+        x[i, :k, GRAPH_FEATURES:] = torch.as_tensor(nf)
+        mask[i, :k] = 1.0
+    eps = torch.randn(b, size, NODE_NOISE, generator=gen)
+    eta = torch.randn(b, 1, GRAPH_NOISE, generator=gen).expand(b, size, GRAPH_NOISE)
+    return torch.cat([x, eps, eta], dim=-1), mask
+
+
+def _pair_probs(net: ConditionalDecoder, inputs: torch.Tensor, mask: torch.Tensor,
+                shift: torch.Tensor | None = None) -> torch.Tensor:
+    logits = net.logits(inputs)
+    if shift is not None:
+        logits = logits + shift.view(-1, 1, 1)
+    pair_mask = mask.unsqueeze(-1) * mask.unsqueeze(-2) * (1.0 - torch.eye(mask.shape[-1]))
+    return torch.sigmoid(logits) * pair_mask
+
+
+def statistics_loss(probs: torch.Tensor, mask: torch.Tensor, degrees: torch.Tensor, edges: torch.Tensor,
+                    triangles: torch.Tensor) -> torch.Tensor:
+    """Mean over graphs of squared relative errors of expected degrees, edge count and triangle count."""
+    n = mask.sum(-1)
+    exp_deg = probs.sum(-1)
+    mean_d = (degrees * mask).sum(-1) / n.clamp_min(1.0)
+    l_deg = ((exp_deg - degrees).pow(2) * mask).sum(-1) / n.clamp_min(1.0) / (mean_d + 1.0).pow(2)
+    l_edge = ((exp_deg.sum(-1) / 2.0 - edges) / (edges + 1.0)).pow(2)
+    exp_tri = (probs @ probs * probs).sum((-1, -2)) / 6.0
+    l_tri = ((exp_tri - triangles) / (triangles + n)).pow(2)
+    return (l_deg + l_edge + TRIANGLE_WEIGHT * l_tri).mean()
+
+
+def train_conditional(stats: CollectionStats, *, steps: int, batch: int, lr: float, gen: torch.Generator,
+                      rng: np.random.Generator) -> tuple[ConditionalDecoder, list[float]]:
+    """Fit the decoder to the released statistics (post-processing: nothing else is read). Returns the loss curve."""
+    net = ConditionalDecoder(gen)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    keep = np.flatnonzero(stats.num_nodes >= 2)
+    if keep.size == 0:
+        raise OptionError("measured mode needs graphs with at least 2 nodes")
+    order = keep[np.argsort(stats.num_nodes[keep], kind="stable")]
+    chunks = [order[i:i + batch] for i in range(0, order.size, batch)]  # similar sizes pad little
+    rows = {int(i): (graph_features(int(stats.num_nodes[i]), stats.edges[i], stats.degrees[i], stats.triangles[i]),
+                     node_features(int(stats.num_nodes[i]), stats.degrees[i])) for i in keep}
+    curve = []
+    for step in range(steps):
+        idx = chunks[int(rng.integers(len(chunks)))]
+        size = int(stats.num_nodes[idx].max())
+        inputs, mask = _inputs([rows[int(i)] for i in idx], size, gen)
+        deg = torch.zeros(len(idx), size)
+        for r, i in enumerate(idx):
+            deg[r, :stats.num_nodes[i]] = torch.as_tensor(stats.degrees[i], dtype=torch.float32)
+        probs = _pair_probs(net, inputs, mask)
+        loss = statistics_loss(probs, mask, deg, torch.as_tensor(stats.edges[idx], dtype=torch.float32),
+                               torch.as_tensor(stats.triangles[idx], dtype=torch.float32))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(net.parameters(), 1.0)  # relative-error losses spike on tiny targets early on
+        opt.step()
+        curve.append(float(loss.detach()))
+    return net, curve
+
+
+def _shift_for_edges(probs_fn, target: float, lo: float = -20.0, hi: float = 20.0, iters: int = 30) -> float:
+    """Bisection on a logit shift so the expected edge count equals ``target`` (monotone in the shift)."""
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if probs_fn(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def _join_components(n: int, iu: np.ndarray, keep: np.ndarray, p: np.ndarray, target: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Merge components of a drawn graph until at most ``target`` (a released count) remain: each extra component
+    gets the most probable pair linking it to the largest one, and the least probable kept edge inside the largest
+    component is dropped so the edge count stays (post-processing of the decoder's probabilities)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    keep = keep.copy()
+    for _ in range(n):
+        e = iu[:, keep]
+        a = sp.coo_matrix((np.ones(e.shape[1]), (e[0], e[1])), shape=(n, n))
+        k, lab = connected_components(a, directed=False)
+        if k <= max(1, target):
+            break
+        big = np.argmax(np.bincount(lab))
+        small = [c for c in range(k) if c != big]
+        c = small[int(rng.integers(len(small)))]
+        link = ((lab[iu[0]] == c) & (lab[iu[1]] == big)) | ((lab[iu[1]] == c) & (lab[iu[0]] == big))
+        cand = np.flatnonzero(link & ~keep)
+        if cand.size == 0:
+            break
+        keep[cand[np.argmax(p[cand])]] = True
+        inside = np.flatnonzero(keep & (lab[iu[0]] == big) & (lab[iu[1]] == big))
+        if inside.size > n:  # drop one only where the component has edges to spare beyond a tree
+            keep[inside[np.argmin(p[inside])]] = False
+    return keep
+
+
+class FittedMeasured(FittedGenerator):
+    """Released: the decoder weights and the DP statistics table (both post-processing of DP releases)."""
+
+    def __init__(self, net: ConditionalDecoder, stats: CollectionStats, config: dict[str, Any]) -> None:
+        self.net, self.stats, self.config = net, stats, dict(config)
+        self.public_assumptions = dict(self.config.get("public_assumptions", {}))
+
+    def _row(self, n: int | None, rng: np.random.Generator) -> tuple[int, float, np.ndarray, float, int]:
+        ns, st = self.stats.num_nodes, self.stats
+        if n is None:
+            i = int(rng.integers(len(ns)))
+            return int(ns[i]), float(st.edges[i]), st.degrees[i], float(st.triangles[i]), int(st.components[i])
+        gap = np.abs(ns - n)
+        i = int(rng.choice(np.flatnonzero(gap == gap.min())))
+        n0, d0 = int(ns[i]), self.stats.degrees[i]
+        if n0 == n:
+            return n, float(st.edges[i]), d0, float(st.triangles[i]), int(st.components[i])
+        # another size: stretch the degree profile over n nodes, keep density and transitivity (post-processing)
+        scale = (n - 1) / max(n0 - 1, 1)
+        d = np.interp(np.linspace(0.0, 1.0, n), np.linspace(0.0, 1.0, n0), d0) * scale if n0 > 1 else np.zeros(n)
+        d = np.clip(d, 0.0, n - 1)
+        t = float(self.stats.triangles[i]) * (scale ** 3) * n / max(n0, 1)
+        return n, float(d.sum() / 2.0), d, t, int(st.components[i])
+
+    def sample(self, num_graphs: int = 1, *, num_nodes: int | None = None, rng: np.random.Generator | None = None
+               ) -> list[Graph]:
+        if int(num_graphs) < 1:
+            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
+        if num_nodes is not None and int(num_nodes) < 2:
+            raise OptionError(f"num_nodes must be >= 2, got {num_nodes}")
+        rng = rng if rng is not None else np.random.default_rng()
+        gen = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
+        return [self._draw(*self._row(None if num_nodes is None else int(num_nodes), rng), gen=gen, rng=rng,
+                           name=f"synthetic_{g:03d}") for g in range(int(num_graphs))]
+
+    def sample_rows(self, rows: list[int] | np.ndarray, *, rng: np.random.Generator | None = None) -> list[Graph]:
+        """One graph per released statistics row (row ``i`` is the collection's graph ``i``): the counterpart
+        protocol of the seed's Table 1. Post-processing like :meth:`sample`."""
+        rng = rng if rng is not None else np.random.default_rng()
+        gen = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
+        st = self.stats
+        return [self._draw(int(st.num_nodes[i]), float(st.edges[i]), st.degrees[i], float(st.triangles[i]), gen=gen,
+                           rng=rng, name=f"synthetic_{k:03d}", components=int(st.components[i]))
+                for k, i in enumerate(rows)]
+
+    def _draw(self, n: int, m: float, d: np.ndarray, t: float, components: int = 1, *, gen: torch.Generator,
+              rng: np.random.Generator, name: str) -> Graph:
+        inputs, mask = _inputs([(graph_features(n, m, d, t), node_features(n, d))], n, gen)
+        with torch.no_grad():
+            logits = self.net.logits(inputs)[0].double()
+        iu = torch.triu_indices(n, n, offset=1)
+        base = logits[iu[0], iu[1]].numpy()
+        shift = _shift_for_edges(lambda s: float(np.sum(1.0 / (1.0 + np.exp(-(base + s))))), m)
+        p = 1.0 / (1.0 + np.exp(-(base + shift)))
+        keep = rng.random(p.size) < p
+        keep = _join_components(n, iu.numpy(), keep, p, components, rng)
+        perm = rng.permutation(n)  # node ids carry no meaning (the decoder saw degree ranks)
+        e = perm[np.stack([iu[0].numpy()[keep], iu[1].numpy()[keep]], axis=1)]
+        e = np.sort(e, axis=1) if e.size else np.zeros((0, 2), dtype=np.int64)
+        e = e[np.lexsort((e[:, 1], e[:, 0]))]
+        return Graph(n, e.astype(np.int64), name=name)
+
+    def save(self, directory: Path) -> list[Path]:
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        weights = directory / "decoder.safetensors"
+        save_file({k: v.detach().contiguous() for k, v in self.net.state_dict().items()}, str(weights))
+        config = directory / "config.json"
+        config.write_text(json.dumps({**self.config, "statistics": self.stats.to_dict()}, sort_keys=True) + "\n")
+        return [weights, config]
+
+    @classmethod
+    def load(cls, directory: Path) -> "FittedMeasured":
+        from safetensors.torch import load_file
+
+        directory = Path(directory)
+        try:
+            tensors = load_file(str(directory / "decoder.safetensors"))
+            config = json.loads((directory / "config.json").read_text())
+        except FileNotFoundError as err:
+            raise OptionError(f"{directory} holds no measured-mode decoder (decoder.safetensors + config.json)") from err
+        net = ConditionalDecoder()
+        net.load_state_dict(tensors)
+        stats = CollectionStats.from_dict(config.pop("statistics"))
+        return cls(net, stats, config)
