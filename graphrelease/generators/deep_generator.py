@@ -93,6 +93,13 @@ def _share_sigma(share_eps: float, sensitivity: float, delta: float, accountant:
 
 
 # ------------------------------------------------------------------------------------------------- generators
+
+def truncated_edge_counts(coll: GraphCollection, cap: int) -> np.ndarray:
+    """Per-graph edge count among each graph's first ``cap`` nodes (the public truncation): the vector the
+    ``graphs`` mode releases under edge adjacency (one edge changes one coordinate by one: L2 sensitivity 1)."""
+    return np.array([float(g.induced_subgraph(np.arange(cap)).num_edges if g.num_nodes > cap else g.num_edges)
+                     for g in coll])
+
 class DeepGraphGenerator(GraphGenerator):
     """Shared implementation of GVAE (``gan=False``) and GGAN (``gan=True``) in every mode."""
 
@@ -444,8 +451,8 @@ class DeepGraphGenerator(GraphGenerator):
                     ) -> FittedDeep:
         cap = self.max_nodes
         counts = np.array([min(g.num_nodes, cap) for g in coll])
-        dens = np.array([g.induced_subgraph(np.arange(min(g.num_nodes, cap))).density if g.num_nodes > cap
-                         else g.density for g in coll])
+        edges_in = truncated_edge_counts(coll, cap)
+        dens = edges_in / np.maximum(counts * (counts - 1) / 2, 1)
         eps, delta, acc = budget.epsilon, budget.delta, budget.accountant
         public: dict[str, str] = {"max_nodes": f"public cap {cap}: larger graphs are truncated to their first {cap}"
                                                 f" nodes inside their own example"}
@@ -457,7 +464,6 @@ class DeepGraphGenerator(GraphGenerator):
             sig_d = _share_sigma(self.count_share * eps, 1.0, delta, acc)
             budget.charge(_gaussian_entry(f"{self.name}.edge_counts", sig_d, 1.0, "dp-per-graph-edge-counts",
                                           "Gaussian mechanism on every graph's edge count (vector, L2 sensitivity 1)"))
-            edges_in = np.array([dens[i] * counts[i] * (counts[i] - 1) / 2 for i in range(len(counts))])
             noisy = edges_in + np_rng.normal(0.0, sig_d, size=len(counts))
             dens_sum = float(np.sum(noisy / np.maximum(counts * (counts - 1) / 2, 1)))
             sizes = np.unique(counts)

@@ -132,3 +132,15 @@ def test_more_epsilon_is_not_worse(imdb_part, mode, kw):
     lo = _degree_cosine(imdb_part, "dpgvae", mode, 1.0, **kw)
     hi = _degree_cosine(imdb_part, "dpgvae", mode, 10.0, **kw)
     assert hi >= lo - 0.03, (lo, hi)
+
+
+def test_probe_graphs_mode_edge_count_vector(mutag, imdb_part):
+    """Mode ``graphs`` releases the per-graph edge counts (within the public truncation) with Gaussian noise at L2
+    sensitivity 1: the probe reads the very function the fit uses."""
+    from graphrelease.generators.deep_generator import truncated_edge_counts
+
+    for coll, cap in ((mutag, 12), (imdb_part.subset(np.arange(120)), 30)):
+        res = probe_sensitivity(lambda c, _r: truncated_edge_counts(c, cap), coll, collection_edge_neighbours, 1.0,
+                                draws=100, rng=np.random.default_rng(2), norm="l2")
+        assert_within(res)
+        assert res.max_ratio > 0.99  # one edge inside the truncation moves its graph's count by exactly one
