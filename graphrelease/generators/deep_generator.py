@@ -37,7 +37,7 @@ import torch
 from graphrelease.errors import BudgetError, GraphValidationError, OptionError
 from graphrelease.generators import deep_models as dm
 from graphrelease.generators import deep_train as dt
-from graphrelease.generators.base import GraphGenerator
+from graphrelease.generators.base import GeneratorFitContext, GraphGenerator
 from graphrelease.graph import Graph, GraphCollection
 from graphrelease.generators.deep_fitted import FittedDeep  # noqa: F401  (releases name it from here too)
 from graphrelease.privacy.ledger import LedgerEntry
@@ -107,6 +107,7 @@ class DeepGraphGenerator(GraphGenerator):
     default_mode: ClassVar[str] = "auto"
     inputs = frozenset({"graph", "collection"})
     adjacencies = frozenset({"edge", "graph"})
+    runs_unlimited = True  # the non-private ceilings (gvae, ggan) fit on an unlimited budget
 
     def __init__(self, *, mode: str | None = None, epochs: float | None = None, lr: float | None = None,
                  max_grad_norm: float = 5.0, clip_decay: float = 0.99, lambda1: float = 0.1, lambda2: float = 0.1,
@@ -155,9 +156,8 @@ class DeepGraphGenerator(GraphGenerator):
             return self.mode
         return DEFAULT_COLLECTION_MODE if isinstance(data, GraphCollection) else DEFAULT_SINGLE_MODE
 
-    def fit(self, data: Graph | GraphCollection, budget, *, progress: Any = None) -> FittedDeep:
-        from graphrelease.privacy.noise import secure_generator
-
+    def _fit(self, data: Graph | GraphCollection, budget, ctx: GeneratorFitContext, *, progress: Any = None
+             ) -> FittedDeep:
         mode = self.resolve_mode(data)
         is_coll = isinstance(data, GraphCollection)
         if is_coll and mode in ("edge-tuples", "buckets", "paper"):
@@ -169,25 +169,23 @@ class DeepGraphGenerator(GraphGenerator):
             if self.mode == "measured":
                 raise OptionError(f"{self.name}: mode 'measured' certifies edge adjacency only; use mode 'graphs'")
             mode = "graphs"  # auto under graph adjacency
-        if adjacency not in ("edge", "graph"):
-            raise OptionError(f"{self.name} certifies edge (and, for collections, graph) adjacency, not '{adjacency}'")
         if adjacency == "graph" and not is_coll:
             raise OptionError(f"{self.name}: graph adjacency needs a collection input; use --adjacency edge")
-        np_rng, torch_gen, _ = secure_generator(self.seed)
+        np_rng = ctx.rng
         gen = torch.Generator().manual_seed(int(np_rng.integers(0, 2**62)))
         self.last_info = {"mode": mode}
-        ctx = dict(budget=budget, np_rng=np_rng, noise_gen=torch_gen, gen=gen, progress=progress)
+        kw = dict(budget=budget, np_rng=np_rng, noise_gen=ctx.torch_generator, gen=gen, progress=progress)
         if mode == "nonprivate":
-            return self._fit_nonprivate(data, **ctx)
+            return self._fit_nonprivate(data, **kw)
         if mode == "paper":
-            return self._fit_paper(data, **ctx)
+            return self._fit_paper(data, **kw)
         if mode == "edge-tuples":
-            return self._fit_edge_tuples(data, **ctx)
+            return self._fit_edge_tuples(data, **kw)
         if mode == "buckets":
-            return self._fit_buckets(data, **ctx)
+            return self._fit_buckets(data, **kw)
         if mode == "measured":
-            return self._fit_measured(data, **ctx)
-        return self._fit_graphs(data, adjacency, **ctx)
+            return self._fit_measured(data, **kw)
+        return self._fit_graphs(data, adjacency, **kw)
 
     def _fit_measured(self, coll: GraphCollection, *, budget, np_rng, noise_gen, gen, progress):
         from graphrelease.generators import deep_conditional as dc
