@@ -197,3 +197,38 @@ def test_plateau_interpolation_is_monotone_and_spreads_runs():
     assert np.all(np.diff(z) >= 0)
     assert z[0] == 0.0 and z[-1] == 7.0
     assert np.unique(np.round(z, 6)).size > np.unique(y).size
+
+
+@pytest.mark.slow
+def test_utility_does_not_get_worse_from_epsilon_1_to_4(cora):
+    """Seeded (5 fits per epsilon, the same seeds; ~20 s): on Cora the median relative errors of the triangle count,
+    the global and the average clustering, and the degree KL at epsilon 4 are no worse than at epsilon 1 beyond a
+    0.05 allowance for run-to-run spread. Measured at this commit: triangles 0.166 -> 0.048, global clustering
+    0.144 -> 0.075, degree KL 0.141 -> 0.100, average clustering 0.280 -> 0.326 (the generator's average clustering
+    is ~0.7x Cora's once the triangle count is right: BTER's single group density; at epsilon 1 the count's noise
+    scatters it on both sides, IQR of the five runs ~0.2)."""
+    from graphrelease.audit.statistics import triangle_count as tc
+
+    def stats(g):
+        d = g.degrees().astype(np.float64)
+        t = float(tc(g))
+        return t, 3.0 * t / float((d * (d - 1) / 2).sum()), float(
+            g.to_igraph().transitivity_avglocal_undirected(mode="zero")), g.degrees()
+
+    def kl(p_deg, q_deg):
+        size = int(max(p_deg.max(), q_deg.max())) + 1
+        p = np.bincount(p_deg, minlength=size) / p_deg.size
+        q = np.bincount(q_deg, minlength=size) / q_deg.size
+        m = p > 0
+        return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))
+
+    truth = stats(cora)
+    errors = {}
+    for eps in (1.0, 4.0):
+        rows = []
+        for seed in range(5):
+            fitted = DPBTER(seed=seed).fit(cora, Budget(epsilon=eps, delta=1e-6, adjacency="edge"))
+            syn = stats(fitted.sample(1, rng=np.random.default_rng(seed))[0])
+            rows.append([abs(syn[i] - truth[i]) / truth[i] for i in range(3)] + [kl(truth[3], syn[3])])
+        errors[eps] = np.median(np.array(rows), axis=0)
+    assert np.all(errors[4.0] <= errors[1.0] + 0.05), errors
