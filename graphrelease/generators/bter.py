@@ -60,6 +60,7 @@ from graphrelease.generators.affinity import (
     affinity_groups,
     group_densities,
     merge_components,
+    repair_hub_degrees,
     sample_affinity_edges,
     triangle_count_keys,
     trim_to_degrees,
@@ -176,6 +177,8 @@ class FittedBTER(ReleasedParams):
                 extra = sample_block_edges(n, np.zeros(n, dtype=np.int64), deficit, np.array([0]), np.array([0]),
                                            np.array([missing]), rng, exclude_sorted_keys=keys)
                 keys = np.union1d(keys, extra)
+        # Hubs that their block pairs could not saturate get their missing edges across blocks (edge count kept).
+        keys = repair_hub_degrees(n, keys, degrees, rng, protected=inner)
         return keys, inner
 
     def _sample_one(self, rng: np.random.Generator) -> Graph:

@@ -232,3 +232,24 @@ def test_utility_does_not_get_worse_from_epsilon_1_to_4(cora):
             rows.append([abs(syn[i] - truth[i]) / truth[i] for i in range(3)] + [kl(truth[3], syn[3])])
         errors[eps] = np.median(np.array(rows), axis=0)
     assert np.all(errors[4.0] <= errors[1.0] + 0.05), errors
+
+
+def test_hub_repair_keeps_the_edge_count_and_lifts_saturated_hubs():
+    """A hub whose block could not give it its degree (here: a hub with 5 of its released 60 edges among 400 nodes
+    of released degree 4 holding a random 4-regular-ish graph) gets its missing edges; the edge count and the
+    protected edges are kept."""
+    from graphrelease.generators.affinity import repair_hub_degrees
+
+    rng = np.random.default_rng(0)
+    n = 401
+    pairs = rng.integers(1, n, size=(800, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    keys = np.unique(pair_keys(np.vstack([pairs, np.column_stack([np.zeros(5, int), np.arange(1, 6)])]), n))
+    degrees = np.full(n, 4.0)
+    degrees[0] = 60.0
+    protected = keys[:50]
+    out = repair_hub_degrees(n, keys, degrees, np.random.default_rng(1), protected=protected)
+    assert out.size == keys.size
+    assert np.isin(protected, out).all()
+    hub_degree = int(np.sum(out // n == 0) + np.sum(out % n == 0))
+    assert hub_degree >= 50  # 5 before; at most a few partners collide with existing edges
