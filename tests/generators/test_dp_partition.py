@@ -44,7 +44,8 @@ def test_each_edge_enters_one_selection_per_sweep_monotonically(cora):
         pair = edge_neighbours(sub, rng)
         added = pair.neighbour.num_edges > sub.num_edges
         for direction in ("down", "up"):
-            diff = _all_counts(pair.neighbour, rank, labels, k, direction) - _all_counts(sub, rank, labels, k, direction)
+            after = _all_counts(pair.neighbour, rank, labels, k, direction)
+            diff = after - _all_counts(sub, rank, labels, k, direction)
             rows = np.nonzero(np.abs(diff).sum(axis=1))[0]
             assert rows.size == 1, (trial, direction, rows)
             row = diff[rows[0]]
