@@ -67,37 +67,41 @@ def degree_rank(released_degrees: np.ndarray, rng: np.random.Generator) -> np.nd
     return rank
 
 
-def oriented_counts(indptr: np.ndarray, indices: np.ndarray, rank: np.ndarray, labels: np.ndarray, node: int,
-                    num_labels: int, direction: str) -> np.ndarray:
-    """``k_{node, C}`` over the neighbours ranked above (``"down"``) or below (``"up"``) ``node``: the only data
-    a sweep's selection reads (the privacy proof's query; probed in ``tests/generators/test_dp_partition.py``)."""
-    nb = indices[indptr[node]:indptr[node + 1]]
-    if direction == "down":
-        nb = nb[rank[nb] < rank[node]]
-    else:
-        nb = nb[rank[nb] > rank[node]]
-    return np.bincount(labels[nb], minlength=num_labels).astype(np.float64)
+def oriented_neighbours(graph: Graph, rank: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(indptr, indices)`` of each node's neighbours ranked above it (``"down"``) or below it (``"up"``)."""
+    csr = graph.to_csr()
+    rows = np.repeat(np.arange(graph.num_nodes), np.diff(csr.indptr))
+    cols = csr.indices
+    keep = rank[cols] < rank[rows] if direction == "down" else rank[cols] > rank[rows]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=graph.num_nodes))])
+    return indptr.astype(np.int64), cols[keep].astype(np.int64)
+
+
+def oriented_counts(oriented: tuple[np.ndarray, np.ndarray], labels: np.ndarray, node: int, num_labels: int
+                    ) -> np.ndarray:
+    """``k_{node, C}`` over the neighbours in ``oriented`` (:func:`oriented_neighbours`): the only data a sweep's
+    selection reads (the privacy proof's query; probed in ``tests/generators/test_dp_partition.py``)."""
+    indptr, indices = oriented
+    return np.bincount(labels[indices[indptr[node]:indptr[node + 1]]], minlength=num_labels).astype(np.float64)
 
 
 def _sweep(graph: Graph, labels: np.ndarray, rank: np.ndarray, weights: np.ndarray, rng: np.random.Generator, *,
            epsilon: float, direction: str, num_labels: int, volume_weight: float, stickiness: float) -> None:
-    csr = graph.to_csr()
-    indptr, indices = csr.indptr, csr.indices
+    oriented = oriented_neighbours(graph, rank, direction)
     order = np.argsort(rank)
     if direction == "up":
         order = order[::-1]
     vol = np.bincount(labels, weights=weights, minlength=num_labels).astype(np.float64)
-    total = max(float(weights.sum()), 1e-12)
-    gumbel = rng.gumbel(size=(labels.size, num_labels))  # drawn up front: one vectorised call, same law
+    penalty = float(volume_weight) * weights / max(float(weights.sum()), 1e-12)
+    # Drawn up front (one vectorised call, the same law); the stickiness prior is added to the current label's score.
+    gumbel = rng.gumbel(size=(labels.size, num_labels))
     # Sequential on purpose: each choice reads the labels chosen before it in this sweep.
-    for step, i in enumerate(order):
+    for step, i in enumerate(order.tolist()):
         vol[labels[i]] -= weights[i]
-        u = oriented_counts(indptr, indices, rank, labels, int(i), num_labels, direction)
-        u -= volume_weight * weights[i] * vol / total
-        score = epsilon * u + gumbel[step]  # Gumbel-max: argmax ~ exp(epsilon * u) / Z
+        score = epsilon * (oriented_counts(oriented, labels, i, num_labels) - penalty[i] * vol) + gumbel[step]
         if stickiness:
             score[labels[i]] += stickiness
-        labels[i] = int(np.argmax(score))
+        labels[i] = int(score.argmax())  # Gumbel-max: argmax ~ exp(epsilon * u) / Z
         vol[labels[i]] += weights[i]
 
 

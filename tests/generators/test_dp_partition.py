@@ -11,6 +11,7 @@ from graphrelease.generators.dp_partition import (
     degree_rank,
     label_count,
     oriented_counts,
+    oriented_neighbours,
     sweeps_can_separate,
 )
 from graphrelease.graph import Graph
@@ -25,9 +26,8 @@ def cora(data_dir):
 
 
 def _all_counts(graph: Graph, rank: np.ndarray, labels: np.ndarray, k: int, direction: str) -> np.ndarray:
-    csr = graph.to_csr()
-    return np.stack([oriented_counts(csr.indptr, csr.indices, rank, labels, i, k, direction)
-                     for i in range(graph.num_nodes)])
+    oriented = oriented_neighbours(graph, rank, direction)
+    return np.stack([oriented_counts(oriented, labels, i, k) for i in range(graph.num_nodes)])
 
 
 def test_each_edge_enters_one_selection_per_sweep_monotonically(cora):
