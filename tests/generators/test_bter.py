@@ -3,8 +3,8 @@ samplers, and the Slashdot scale limit (slow)."""
 
 from __future__ import annotations
 
+import resource
 import time
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -151,16 +151,17 @@ def test_merge_components_keeps_edge_count():
 
 
 @pytest.mark.slow
-def test_slashdot_under_30_cpu_seconds_and_2_gib(data_dir):
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])  # at 4 the label sweeps run (Slashdot's mean degree 12.3)
+def test_slashdot_under_30_cpu_seconds_and_2_gib(data_dir, epsilon):
     graph = load_slashdot(data_dir)
-    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
-    tracemalloc.start()
+    budget = Budget(epsilon=epsilon, delta=1e-6, adjacency="edge")
+    # CPU untraced (tracemalloc slows the label sweeps' per-node loop several-fold); memory as the whole test
+    # process's resident peak, an upper bound on what fit + sample used (Linux reports ru_maxrss in KiB).
     t0 = time.process_time()
     (g,) = DPBTER().fit(graph, budget).sample(1)
     cpu = time.process_time() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    check_budget_spent_exactly(budget, 1.0)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    check_budget_spent_exactly(budget, epsilon)
     assert cpu < 30.0, cpu
     assert peak < 2 * 2**30, peak
     assert abs(g.num_edges - graph.num_edges) <= 0.02 * graph.num_edges
