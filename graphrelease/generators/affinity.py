@@ -239,3 +239,48 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         idx = idx[np.argsort(product[idx], kind="stable")[:need]]
         dead = np.concatenate([dead, keys[idx]])
     return np.union1d(keys[~in_sorted(keys, np.sort(dead))], added)
+
+
+def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.Generator, *,
+                       protected: np.ndarray | None = None, min_degree: float = 10.0) -> np.ndarray:
+    """Give nodes that distinct-pair sampling left well short of their released degree the edges they lack; the
+    edge count is kept by deleting as many unprotected edges between nodes not short of their degree.
+
+    A hub inside a block smaller than its degree (or whose block partners are few and light) cannot reach its degree
+    from its block pairs alone: it saturates, and the wedges (hence the global clustering) fall with it. "Short" is
+    a shortfall beyond Poisson noise (2 standard deviations) at a released degree of at least ``min_degree``. Partners
+    are drawn in proportion to the released degrees over the whole graph (Chung-Lu), existing edges excluded; the
+    deleted edges are drawn uniformly among unprotected edges whose endpoints are both at or above their released
+    degree, falling back to any unprotected edge between non-short nodes. Post-processing of released values.
+    """
+    keys = np.sort(np.asarray(keys, dtype=np.int64))
+    d = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    e = keys_to_edges(keys, n)
+    got = np.bincount(e.ravel(), minlength=n).astype(np.float64)
+    gap = d - got
+    short = (gap > 2.0 * np.sqrt(d + 1.0)) & (d >= min_degree)
+    if not short.any():
+        return keys
+    need = np.rint(gap[short]).astype(np.int64)
+    hubs = np.repeat(np.nonzero(short)[0], need)
+    w = d * ~short + 1e-12
+    partners = rng.choice(n, size=hubs.size, p=w / w.sum())
+    ok = partners != hubs
+    added = np.unique(pair_keys(np.stack([hubs[ok], partners[ok]], axis=1), n))
+    added = added[~in_sorted(added, keys)]
+    if added.size == 0:
+        return keys
+    spare = in_sorted(keys, np.sort(np.asarray(protected, dtype=np.int64))) if protected is not None else \
+        np.zeros(keys.size, dtype=bool)
+    free = ~spare & ~short[e[:, 0]] & ~short[e[:, 1]]
+    gained = np.bincount(keys_to_edges(added, n).ravel(), minlength=n)
+    over = (got + gained) > d
+    preferred = np.nonzero(free & over[e[:, 0]] & over[e[:, 1]])[0]
+    rest = np.nonzero(free & ~(over[e[:, 0]] & over[e[:, 1]]))[0]
+    take = rng.permutation(preferred)[:added.size]
+    if take.size < added.size:
+        take = np.concatenate([take, rng.permutation(rest)[:added.size - take.size]])
+    added = added[:take.size]  # never add more than can be paid for
+    keep = np.ones(keys.size, dtype=bool)
+    keep[take] = False
+    return np.union1d(keys[keep], added)

@@ -26,6 +26,8 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
     ("edge", "dp_bter.edge_count"): 1.0,
     ("edge", "dp_bter.components"): 1.0,
     ("edge", "dp_bter.partition_select"): 4.0,
+    ("edge", "dp_bter.partition_down"): 1.0,
+    ("edge", "dp_bter.partition_up"): 1.0,
     ("edge", "dpdk.edge_count"): 1.0,
     **{("edge", f"{deep}.edge_counts"): 1.0 for deep in ("dpgvae", "dpggan")},
     **{("edge", f"{deep}.measured.{stat}"): s for deep in ("dpgvae", "dpggan")
