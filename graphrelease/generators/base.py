@@ -111,10 +111,16 @@ class GraphGenerator(ABC):
         ctx = GeneratorFitContext(epsilon=eps, rng=rng, torch_generator=torch_generator, used_seed=bool(used_seed))
         return self._fit(data, budget, ctx, progress=progress)
 
+    @abstractmethod
     def _fit(self, data: Graph | GraphCollection, budget: "Budget", ctx: GeneratorFitContext, *,
              progress: Any = None) -> FittedGenerator:
         """The generator itself: charge every mechanism to ``budget`` before its result is used."""
-        raise NotImplementedError(f"generator '{self.name}' implements no _fit hook")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "fit" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} overrides fit(); implement the _fit hook instead (GraphGenerator.fit is "
+                            "the template that checks the input, the adjacency and the epsilon)")
 
 
 GENERATORS: Registry[GraphGenerator] = Registry("generator")

@@ -19,7 +19,7 @@ import numpy as np
 
 from graphrelease.errors import OptionError
 from graphrelease.generators.base import FittedGenerator
-from graphrelease.graph import Graph, GraphCollection
+from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
 
 if TYPE_CHECKING:
@@ -33,31 +33,8 @@ NODE_COUNT_PUBLIC = {
 
 
 # ----------------------------------------------------------------------------------------------- input / budget
-def require_single_graph(data: Graph | GraphCollection, generator: str) -> Graph:
-    if not isinstance(data, Graph):
-        raise OptionError(
-            f"generator '{generator}' fits one large graph; got a collection '{getattr(data, 'name', '?')}' "
-            "(pick a collection generator, or pass a single graph)"
-        )
-    if data.num_nodes < 2:
-        raise OptionError(f"generator '{generator}' needs at least 2 nodes, graph '{data.name}' has {data.num_nodes}")
-    return data
 
 
-def total_epsilon(budget: "Budget", generator: str) -> float:
-    """The budget's epsilon; classical generators need a finite one (they have no non-private mode)."""
-    eps = float(budget.epsilon)
-    if not np.isfinite(eps) or eps <= 0:
-        raise OptionError(
-            f"generator '{generator}' needs a finite epsilon > 0, got {eps} (pass --epsilon, e.g. --epsilon 1)"
-        )
-    adjacency = getattr(getattr(budget, "ledger", None), "adjacency", None)
-    if adjacency is not None and adjacency.name != "edge":
-        raise OptionError(
-            f"generator '{generator}' certifies edge adjacency only, the budget asks for '{adjacency.name}' "
-            "(use --adjacency edge)"
-        )
-    return eps
 
 
 def split_fractions(fractions: dict[str, float], generator: str) -> dict[str, float]:
@@ -398,10 +375,3 @@ class ReleasedParams(FittedGenerator):
             arrays = {k: z[k] for k in z.files}
         return cls(meta["num_nodes"], arrays, meta["config"], public_assumptions=meta.get("public_assumptions"))
 
-
-def make_rng(seed: int | None) -> tuple[np.random.Generator, bool]:
-    """Noise generator from the privacy core (``secrets``-seeded unless a seed is given)."""
-    from graphrelease.privacy.noise import secure_generator
-
-    rng, _torch_gen, used_seed = secure_generator(seed)
-    return rng, bool(used_seed)

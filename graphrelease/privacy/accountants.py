@@ -43,7 +43,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -303,6 +303,8 @@ class RDPAccountant(Accountant):
         if not entries:
             return AccountingResult(self.name, 0.0, delta, "rdp: empty ledger")
         pure = pure_total(entries)
+        if pure is not None and chosen_adaptively(entries):
+            return AccountingResult(self.name, pure, delta, ADAPTIVE_FILTER_NOTE)
         eps, best = rdp_analysis.rdp_to_epsilon(self.curve(entries), delta, self.orders)
         if pure is not None and pure < eps:
             return AccountingResult(self.name, pure, delta, "pure-dp basic composition (<= rdp)")
@@ -331,6 +333,9 @@ class PLDAccountant(Accountant):
         entries = _as_entries(entries)
         if not entries:
             return AccountingResult(self.name, 0.0, delta, "pld: empty ledger")
+        pure = pure_total(entries)
+        if pure is not None and chosen_adaptively(entries):
+            return AccountingResult(self.name, pure, delta, ADAPTIVE_FILTER_NOTE)
         key = json.dumps([e.to_dict() for e in entries], sort_keys=True, default=str)
         composed = _composed_pld(key)
         if composed is None:
@@ -363,6 +368,16 @@ class PLDAccountant(Accountant):
             "versions": v,
             "value_discretization_interval": pld_analysis.VALUE_DISCRETIZATION_INTERVAL,
         }
+
+
+#: How a ledger whose shares were chosen from earlier releases is certified (``Budget.shares_chosen_from_releases``).
+ADAPTIVE_FILTER_NOTE = ("pure-dp privacy filter: later shares were chosen from earlier releases, so the sum of pure "
+                        "epsilons (valid for every branch) is certified, not the composition of the realised ledger")
+
+
+def chosen_adaptively(entries: Sequence[LedgerEntry]) -> bool:
+    """True when some entry's share was chosen from earlier releases (see ``Budget.shares_chosen_from_releases``)."""
+    return any(bool(e.params.get("adaptive_share")) for e in entries)
 
 
 def pure_total(entries: Sequence[LedgerEntry]) -> float | None:
@@ -432,6 +447,9 @@ def compute_delta(ledger_or_entries, epsilon: float, accountant: str = "rdp") ->
     entries = _as_entries(ledger_or_entries)
     if not entries:
         return 0.0
+    pure = pure_total(entries)
+    if pure is not None and chosen_adaptively(entries):
+        return 0.0 if pure <= float(epsilon) else 1.0  # only the pure filter bound is certified for such a ledger
     if accountant == "pld":
         key = json.dumps([e.to_dict() for e in entries], sort_keys=True, default=str)
         composed = _composed_pld(key)

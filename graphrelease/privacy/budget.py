@@ -26,9 +26,11 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from typing import Mapping
+from contextlib import contextmanager
+from typing import Iterator, Mapping
 
 from graphrelease.errors import BudgetError, OptionError
 from graphrelease.privacy.accountants import AccountingResult, analyse, compute_epsilon, get_accountant
@@ -75,6 +77,7 @@ class Budget:
         self._parent: Budget | None = None
         self._own: PrivacyLedger | None = None  # a child's own entries (its share is checked on these)
         self._capacity: dict[tuple[str, str], int] = {}
+        self._shares_from_releases = False
 
     # ---------------------------------------------------------------------------------------------- constructors
     @classmethod
@@ -124,10 +127,26 @@ class Budget:
         return self._parent.would_exceed(entry) if self._parent is not None else False
 
     # ------------------------------------------------------------------------------------------------- charging
+    @contextmanager
+    def shares_chosen_from_releases(self) -> Iterator[None]:
+        """Charge the entries of this block as chosen from earlier releases: a method that decides its later
+        mechanisms (or their epsilons) from its own earlier outputs composes adaptively, which the PLD and RDP
+        composition of the realised ledger does not cover. Entries charged here carry ``adaptive_share`` and the
+        accountants then certify the pure-DP privacy filter (the sum of pure epsilons, Rogers et al. 2016), the
+        bound that holds for every branch."""
+        before = self._shares_from_releases
+        self._shares_from_releases = True
+        try:
+            yield
+        finally:
+            self._shares_from_releases = before
+
     def charge(self, entry: LedgerEntry) -> None:
         """Record ``entry`` if the total stays within budget; otherwise raise :class:`BudgetError`, record nothing."""
         if not isinstance(entry, LedgerEntry):
             raise OptionError(f"Budget.charge takes a LedgerEntry, got {type(entry).__name__}")
+        if self._shares_from_releases and not entry.params.get("adaptive_share"):
+            entry = dataclasses.replace(entry, params={**entry.params, "adaptive_share": True})
         if self.would_exceed(entry):
             spent = self.spent_epsilon()
             raise BudgetError(

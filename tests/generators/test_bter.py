@@ -254,3 +254,17 @@ def test_hub_repair_keeps_the_edge_count_and_lifts_saturated_hubs():
     assert np.isin(protected, out).all()
     hub_degree = int(np.sum(out // n == 0) + np.sum(out % n == 0))
     assert hub_degree >= 50  # 5 before; at most a few partners collide with existing edges
+
+
+def test_a_fit_whose_shares_follow_released_degrees_is_certified_by_the_pure_sum(data_dir):
+    """dp_bter decides from released degrees whether the sweeps run and where their share goes: its certificate
+    states the pure-DP filter bound (the full epsilon), never the smaller composition of the branch taken."""
+    from graphrelease.io import read_graph
+    from graphrelease.privacy.accountants import ADAPTIVE_FILTER_NOTE, analyse
+    from graphrelease.privacy.budget import Budget
+
+    g = read_graph(data_dir / "single" / "cora.npz").data
+    b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+    GENERATORS.get("dp_bter")().fit(g, b)
+    res = analyse(b.ledger, 1e-5, "pld")
+    assert res.method == ADAPTIVE_FILTER_NOTE and res.epsilon == pytest.approx(1.0, rel=1e-9)

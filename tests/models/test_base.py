@@ -40,3 +40,12 @@ def test_every_model_refuses_an_adjacency_it_has_no_analysis_for_before_reading_
     adjacency = "k-neighbor:2" if missing[0] == "k-neighbor" else missing[0]
     with pytest.raises(OptionError, match=f"supports adjacency .* not '{missing[0]}'"):
         cls().fit(None, Budget(epsilon=1.0, delta=1e-5, adjacency=adjacency, accountant="rdp"))
+
+
+def test_a_generator_implements_the_hook_not_fit():
+    from graphrelease.generators.base import GraphGenerator
+
+    with pytest.raises(TypeError, match="_fit hook"):
+        class Bypass(GraphGenerator):  # noqa: F841 - defining the class is the test
+            def fit(self, data, budget, *, progress=None):
+                return None

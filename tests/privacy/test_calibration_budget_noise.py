@@ -153,3 +153,29 @@ def test_secure_generator_and_noise():
     assert abs(big.mean()) < 0.03 and abs(big.std() - 2.0) < 0.03
     with pytest.raises(OptionError):
         gaussian_noise(3, -1.0, rng1)
+
+
+def test_shares_chosen_from_releases_are_certified_by_the_pure_filter_bound():
+    """A ledger whose later epsilons were chosen from earlier outputs is certified by the sum of pure epsilons (valid
+    for every branch), not by the PLD/RDP composition of the realised ledger, which is smaller."""
+    from graphrelease.privacy.accountants import ADAPTIVE_FILTER_NOTE, analyse
+
+    def lap(stage, eps):
+        return LedgerEntry(mechanism="laplace", stage=stage, params={"epsilon": eps, "scale": 1.0 / eps},
+                           sensitivity=1.0)
+
+    b = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+    b.charge(lap("first", 0.3))
+    with b.shares_chosen_from_releases():
+        for i in range(7):
+            b.charge(lap(f"later{i}", 0.1))
+    entries = list(b.ledger.entries)
+    assert [bool(e.params.get("adaptive_share")) for e in entries] == [False] + [True] * 7
+    for accountant in ("pld", "rdp"):
+        res = analyse(entries, 1e-5, accountant)
+        assert res.epsilon == pytest.approx(1.0) and res.method == ADAPTIVE_FILTER_NOTE
+    # the realised ledger alone composes below the pure sum: the flag is what keeps the certificate true
+    plain = [LedgerEntry(mechanism=e.mechanism, stage=e.stage, params={k: v for k, v in e.params.items()
+                                                                        if k != "adaptive_share"},
+                         sensitivity=e.sensitivity) for e in entries]
+    assert analyse(plain, 1e-5, "pld").epsilon < 0.999
