@@ -71,8 +71,10 @@ def fix_normalisation(em_module) -> None:
     forward, predict = cls.forward, cls.predict
 
     def project(self):
+        w = self.mlp_adj.weight
+        if isinstance(w, torch.nn.parameter.UninitializedParameter):
+            return  # lazy layer: materialised by its first forward; projected from the next use on
         with torch.no_grad():
-            w = self.mlp_adj.weight
             w.copy_(F.normalize(w, p=2, dim=0) * self.norm_scale)
 
     def fwd(self, x):
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--epsilons", default="1,4")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tools", default=",".join(TOOLS), help="subset of " + ",".join(TOOLS))
+    ap.add_argument("--peer-runs", type=int, default=None, help="runs for the peer's rows (default: --runs)")
     ap.add_argument("--extra-path", action="append", default=[], help="site dir with torchmetrics 0.9.3 etc.")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json", type=Path, default=common.ROOT / "reports" / "peers" / "dpdgc.json")
@@ -162,8 +165,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for graph in a.graphs.split(","):
         for eps in [float(e) for e in a.epsilons.split(",")]:
             for tool in a.tools.split(","):
+                n_runs = a.runs if tool == "ours" or a.peer_runs is None else a.peer_runs
                 runs = [common.run_child(Path(__file__), ["--peer", str(a.peer), tool, graph, str(eps), str(r)],
-                                         extra_path=extra, timeout=a.timeout) for r in range(a.runs)]
+                                         extra_path=extra, timeout=a.timeout) for r in range(n_runs)]
                 row = {"peer": "DPDGC", "graph": graph, "epsilon": eps, "tool": tool, **common.aggregate(runs, KEYS)}
                 print(row, flush=True)
                 rows.append(row)
