@@ -135,9 +135,12 @@ def child(argv: list[str]) -> None:
     ap.add_argument("graph")
     ap.add_argument("eps", type=float)
     ap.add_argument("run", type=int)
+    ap.add_argument("--epochs", type=int, default=None, help="peer: encoder and classifier epochs (default: 100)")
     a = ap.parse_args(argv)
     from graphrelease.models.common import node_split
 
+    if a.epochs is not None:
+        HPARAMS.update(encoder_epochs=a.epochs, epochs=a.epochs)
     g = common.load_graph(a.graph)
     delta = common.auto_delta(g.num_edges)
     split = node_split(g, train=0.5, val=0.25, seed=a.run)
@@ -145,7 +148,8 @@ def child(argv: list[str]) -> None:
         acc, cpu, spent, sigma = run_ours(g, a.eps, delta, a.run)
     else:
         acc, cpu, spent, sigma = run_peer(a.peer, g, split, a.eps, delta, a.run, fixed=a.tool == "public_fixed")
-    common.emit({"test_acc": acc, "fit_cpu_s": cpu, "our_epsilon": spent, "their_sigma": sigma, "delta": delta})
+    common.emit({"test_acc": acc, "fit_cpu_s": cpu, "our_epsilon": spent, "their_sigma": sigma, "delta": delta,
+                 "peer_epochs": HPARAMS["epochs"] if a.tool != "ours" else float("nan")})
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -156,6 +160,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tools", default=",".join(TOOLS), help="subset of " + ",".join(TOOLS))
     ap.add_argument("--peer-runs", type=int, default=None, help="runs for the peer's rows (default: --runs)")
+    ap.add_argument("--peer-epochs", type=int, default=None,
+                    help="override the authors' 100 encoder + 100 classifier epochs (time; noise follows the steps)")
+    ap.add_argument("--cells", default=None, help="only these graph:eps cells, e.g. chameleon:1,cora:4")
     ap.add_argument("--extra-path", action="append", default=[], help="site dir with torchmetrics 0.9.3 etc.")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json", type=Path, default=common.ROOT / "reports" / "peers" / "dpdgc.json")
@@ -164,13 +171,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = []
     for graph in a.graphs.split(","):
         for eps in [float(e) for e in a.epsilons.split(",")]:
+            if a.cells and f"{graph}:{eps:g}" not in a.cells.split(","):
+                continue
             for tool in a.tools.split(","):
                 n_runs = a.runs if tool == "ours" or a.peer_runs is None else a.peer_runs
-                runs = [common.run_child(Path(__file__), ["--peer", str(a.peer), tool, graph, str(eps), str(r)],
+                opt = ["--epochs", str(a.peer_epochs)] if a.peer_epochs and tool != "ours" else []
+                runs = [common.run_child(Path(__file__), ["--peer", str(a.peer), *opt, tool, graph, str(eps), str(r)],
                                          extra_path=extra, timeout=a.timeout) for r in range(n_runs)]
-                row = {"peer": "DPDGC", "graph": graph, "epsilon": eps, "tool": tool, **common.aggregate(runs, KEYS)}
+                row = {"peer": "DPDGC", "graph": graph, "epsilon": eps, "tool": tool, **common.aggregate(runs, KEYS),
+                       "peer_epochs": (a.peer_epochs or 100) if tool != "ours" else None}
                 print(row, flush=True)
                 rows.append(row)
+                common.write_json(a.json, rows)
     common.write_json(a.json, rows)
     return rows
 
