@@ -167,8 +167,10 @@ def claimed_total(peer_json: list[dict], graph: str, setting: str) -> float:
 
 
 def run_ours(g, eps: float, run: int):
+    from graphrelease.defaults import MAX_EPSILON
     from graphrelease.train import fit_model
 
+    eps = min(eps, MAX_EPSILON)  # the largest epsilon we certify; above it ours is then MORE private than asked
     start = time.process_time()
     # Under node adjacency the class count must be declared (labels are private); the peer reads it off the labels.
     k = int(np.asarray(g.labels).max()) + 1

@@ -81,9 +81,10 @@ def section_privgraph(rows):
              "`pi` of the inter-community loop replaced by the pair's own first community (the known bug); `ours` "
              "= `graphrelease` `privgraph` (default sequential adjustment). Fit CPU = fit + reconstruction. Speed "
              "ratio = peer CPU / our CPU (> 1: ours faster). Our accountant gives the published schedule exactly its "
-             "nominal epsilon (eps/3 Laplace on the noisy super-graph, eps/3 exponential-mechanism adjustment with "
-             "each edge in two selections at eps/6... per pass, eps/3 Laplace on degrees / inter counts, each in "
-             "parallel over disjoint cells): its accounting has no known bug.", "",
+             "nominal epsilon (eps/3 Laplace on the noisy super-graph; eps/3 for the exponential-mechanism "
+             "adjustment, each edge entering only its two endpoints' selections at eps/6 each; eps/3 Laplace on intra "
+             "degrees and inter counts, disjoint cells): its accounting has no known bug, and ours is the same "
+             "schedule.", "",
              "| graph | eps | tool | NMI | transitivity RE | modularity RE | edges RE | fit CPU s | peak RSS MB | "
              "speed ratio | our eps | ours >= fixed (NMI) | n |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
