@@ -157,7 +157,18 @@ def write_report(notes: Path | None) -> None:
              "--privgraph PEERS/PrivGraph --gap PEERS/GAP --dpdgc PEERS/dp-gnn --dpar PEERS/DPAR "
              "--extra-path PEERS/site_gap --extra-path PEERS/site --tf-path PEERS/site_tf",
              "```", "",
-             "Every number below was measured in the same run of this harness on this machine (2 cores shared with "
+             "The tables below were produced by the per-peer scripts with these options (time-cut run counts; then "
+             "`run_peers.py --report-only`):", "",
+             "```",
+             "python benchmarks/peers/privgraph.py --peer PEERS/PrivGraph --extra-path PEERS/site --runs 5",
+             "python benchmarks/peers/gap.py --peer PEERS/GAP --extra-path PEERS/site_gap --extra-path PEERS/site",
+             "python benchmarks/peers/dpdgc.py --peer PEERS/dp-gnn --extra-path PEERS/site_gap --extra-path PEERS/site "
+             "--tools public_fixed,ours --runs 2 --peer-runs 1 --peer-epochs 20",
+             "python benchmarks/peers/dpar.py --peer PEERS/DPAR --peer-path PEERS/site_tf --runs 2 --peer-runs 1",
+             "python benchmarks/peers/dpar.py --peer PEERS/DPAR --ours-from reports/peers/dpar.json --runs 2 "
+             "--json reports/peers/dpar_ours.json   # (run twice on subsets as the peer rows arrived)",
+             "```", "",
+             "Within each peer's table every row comes from the same invocation of its script on this machine (2 cores shared with "
              "other sessions; CPU time is `process_time` of the fit alone, so load does not inflate it, wall time "
              "is not reported). Each measurement is a fresh child process; peak RSS is that process's `ru_maxrss` "
              "(interpreter, imports and data included, the same baseline for both tools). Cells are median ± "
