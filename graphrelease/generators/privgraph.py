@@ -18,9 +18,12 @@ Budget split in three (paper default 1/3 each), sequential composition :math:`\v
    one count by one; no edge does both), so :math:`\mathrm{Lap}(2/\varepsilon_3)` on each intra degree and
    :math:`\mathrm{Lap}(1/\varepsilon_3)` on each inter count is one :math:`\varepsilon_3`-DP Laplace mechanism.
 
-Reconstruction (post-processing): Chung-Lu inside every community on its noisy intra degrees; for every community
-pair :math:`(a, b)` the noisy number of edges with one endpoint drawn uniformly from community :math:`a` and the
-other from community :math:`b`. The public code draws the first endpoint from a stale loop variable (always the
+Reconstruction (post-processing): inside every community, the paper's Chung-Lu on the noisy intra degrees: every pair
+independently with probability :math:`\min(1, d_i d_j / S_C)`, :math:`S_C` the community's degree sum
+(:func:`bernoulli_chung_lu`); for every community pair :math:`(a, b)` the noisy number of edges with one endpoint
+drawn uniformly from community :math:`a` and the other from community :math:`b`. (An exact-count sampler, which
+re-spreads the mass of saturated hub pairs over the rest, lost a third of the transitivity the paper's rule keeps:
+issue 19, ``reports/peers.md``.) The public code draws the first endpoint from a stale loop variable (always the
 last community of an earlier loop); here endpoints come from the pair's own communities (see the regression test).
 """
 
@@ -37,6 +40,7 @@ from graphrelease.generators.classical_common import (
     graph_from_keys,
     laplace_entry,
     norm_sub,
+    pair_keys,
     round_preserving_sum,
     sample_block_edges,
     split_fractions,
@@ -76,6 +80,51 @@ def postprocess_intra_degrees(noisy: np.ndarray, labels: np.ndarray) -> np.ndarr
     return out
 
 
+# For a pair probability lam < 1/2, -ln(1 - lam) <= 2 ln 2 * lam (the ratio grows in lam): the Poisson proposal
+# intensity 2 ln 2 * lam dominates the one needed, so thinning can reach it.
+_PROPOSAL = 2.0 * np.log(2.0)
+
+
+def bernoulli_chung_lu(n: int, members: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Pair keys of a Chung-Lu graph on ``members``: each pair independently with probability
+    ``min(1, w_i w_j / S)``, ``S = sum(w)`` (PrivGraph's intra-community rule), in O(S + heavy pairs) time.
+
+    Pairs with ``lam = w_i w_j / S >= 1/2`` ("heavy"; fewer than ``2 S`` of them, since the lam of all pairs sum
+    to at most ``S/2``) are enumerated and drawn directly. The others: a Poisson number (mean ``2 ln 2 * S/2``) of
+    ordered endpoint pairs drawn proportional to ``w`` gives every unordered pair a Poisson(``2 ln 2 * lam``) count;
+    keeping each draw with probability ``-ln(1 - lam) / (2 ln 2 * lam)`` leaves Poisson(``-ln(1 - lam)``) kept draws,
+    so the pair is present (at least one kept draw) with probability exactly ``lam``.
+    """
+    members = np.asarray(members, dtype=np.int64)
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    total = float(w.sum())
+    if members.size < 2 or total <= 0:
+        return np.zeros(0, dtype=np.int64)
+    # Heavy pairs, in descending-weight order: for position i, partners j > i with w_j >= total / (2 w_i).
+    desc = np.argsort(-w, kind="stable")
+    ws = w[desc]
+    with np.errstate(divide="ignore"):
+        need = np.where(ws > 0, total / (2.0 * ws), np.inf)
+    last = np.searchsorted(-ws, -need, side="right")  # ws[:last] >= need
+    cnt = np.maximum(last - np.arange(ws.size) - 1, 0)
+    hi_i = np.repeat(np.arange(ws.size), cnt)
+    hi_j = hi_i + 1 + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    lam_h = np.minimum(ws[hi_i] * ws[hi_j] / total, 1.0)
+    pick = rng.random(lam_h.size) < lam_h
+    heavy = np.stack([members[desc[hi_i[pick]]], members[desc[hi_j[pick]]]], axis=1)
+    # Light pairs: Poisson proposals proportional to w, thinned.
+    m = rng.poisson(_PROPOSAL * total / 2.0)
+    p = w / total
+    a = rng.choice(w.size, size=m, p=p)
+    b = rng.choice(w.size, size=m, p=p)
+    lam = w[a] * w[b] / total
+    light = (a != b) & (lam < 0.5)
+    a, b, lam = a[light], b[light], lam[light]
+    keep = rng.random(lam.size) * (_PROPOSAL * lam) < -np.log1p(-lam)
+    pairs = np.concatenate([heavy, np.stack([members[a[keep]], members[b[keep]]], axis=1)])
+    return np.unique(pair_keys(pairs, n))
+
+
 class FittedPrivGraph(ReleasedParams):
     kind: ClassVar[str] = "privgraph"
 
@@ -85,10 +134,12 @@ class FittedPrivGraph(ReleasedParams):
         k = int(labels.max()) + 1
         deg_in = self.arrays["intra_degrees"].astype(np.float64)
         inter = self.arrays["inter_counts"].astype(np.int64)
-        # Intra: Chung-Lu inside each community with sum(deg)/2 edges.
-        intra_m = np.bincount(labels, weights=deg_in, minlength=k) / 2.0
-        comms = np.arange(k)
-        keys_in = sample_block_edges(n, labels, deg_in, comms, comms, np.rint(intra_m).astype(np.int64), rng)
+        # Intra: the paper's independent-pair Chung-Lu inside each community.
+        order = np.argsort(labels, kind="stable")
+        bounds = np.searchsorted(labels[order], np.arange(k + 1))
+        keys_in = np.concatenate([np.zeros(0, dtype=np.int64)] + [
+            bernoulli_chung_lu(n, order[bounds[c]:bounds[c + 1]], deg_in[order[bounds[c]:bounds[c + 1]]], rng)
+            for c in range(k)])
         # Inter: uniform endpoints from the pair's OWN two communities.
         iu, ju = np.triu_indices(k, 1)
         keys_out = sample_block_edges(n, labels, np.ones(n), iu, ju, inter, rng)
@@ -146,4 +197,5 @@ class PrivGraph(GraphGenerator):
         )
 
 
-__all__ = ["PrivGraph", "FittedPrivGraph", "intra_degrees_and_inter_counts", "round_preserving_sum"]
+__all__ = ["PrivGraph", "FittedPrivGraph", "bernoulli_chung_lu", "intra_degrees_and_inter_counts",
+           "round_preserving_sum"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from graphrelease.generators.community_dp import group_pair_counts, neighbour_counts
-from graphrelease.generators.privgraph import PrivGraph, intra_degrees_and_inter_counts
+from graphrelease.generators.privgraph import PrivGraph, bernoulli_chung_lu, intra_degrees_and_inter_counts
 from graphrelease.privacy.budget import Budget
 from graphrelease.testing.probes import assert_within, edge_neighbours, probe_sensitivity
 from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, small_subgraph
@@ -50,12 +52,40 @@ def test_inter_community_edges_land_between_the_right_communities(fitted, cora):
     want = np.minimum(f.arrays["inter_counts"], sizes[iu] * sizes[ju])
     np.testing.assert_array_equal(got[iu, ju], want)
     assert want.sum() > 0 and (want > 0).sum() > 1
-    # Intra-community edges follow the released intra degrees exactly (sum/2 per community, up to capacity), even in
-    # small communities whose degree mass sits on one node (where rejection sampling alone stalls).
+    # Intra-community edges: each pair independently with min(1, d_i d_j / S_c) (the paper's rule), so community c
+    # holds a sum of independent Bernoullis with mean mu_c (variance <= mu_c). Bernstein: |X - mu| >= sqrt(2 mu L) +
+    # 2L/3 has probability <= 2 exp(-L); L = ln(2k / 1e-6) makes the union over the k communities <= 1e-6.
     intra_got = np.bincount(a[~inter], minlength=k)
-    intra_want = np.minimum(np.rint(np.bincount(labels, weights=f.arrays["intra_degrees"], minlength=k) / 2),
-                            sizes * (sizes - 1) // 2)
-    np.testing.assert_array_equal(intra_got, intra_want)
+    deg = f.arrays["intra_degrees"].astype(np.float64)
+    L = math.log(2 * k / 1e-6)
+    for c in range(k):
+        d = deg[labels == c]
+        if d.size < 2 or d.sum() == 0:
+            assert intra_got[c] == 0
+            continue
+        i, j = np.triu_indices(d.size, 1)
+        mu = np.minimum(1.0, d[i] * d[j] / d.sum()).sum()
+        assert abs(intra_got[c] - mu) <= math.sqrt(2 * mu * L) + 2 * L / 3, (c, intra_got[c], mu)
+
+
+def test_bernoulli_chung_lu_pair_probabilities():
+    """Every pair appears with probability min(1, w_i w_j / S), heavy (saturated) and light pairs alike."""
+    w = np.array([10.0, 6, 3, 2, 1, 1, 1, 0.5, 0, 4])
+    n, total, trials = w.size, w.sum(), 20000
+    rng = np.random.default_rng(11)
+    members = np.array([3, 0, 7, 9, 1, 2, 4, 6, 5, 8])  # ids need not be sorted or match positions
+    counts = {}
+    for _ in range(trials):
+        for key in bernoulli_chung_lu(n, members, w, rng).tolist():
+            counts[key] = counts.get(key, 0) + 1
+    i, j = np.triu_indices(n, 1)
+    # Hoeffding per pair, union over the 45 pairs: failure <= 1e-6.
+    tol = math.sqrt(math.log(2 * i.size / 1e-6) / (2 * trials))
+    for x, y in zip(i.tolist(), j.tolist()):
+        lo, hi = sorted((int(members[x]), int(members[y])))
+        want = min(1.0, w[x] * w[y] / total)
+        assert abs(counts.get(lo * n + hi, 0) / trials - want) <= tol, (x, y)
+    assert set(counts) <= {min(a, b) * n + max(a, b) for a, b in zip(members[i], members[j])}
 
 
 def test_phase1_group_counts_probe(cora):

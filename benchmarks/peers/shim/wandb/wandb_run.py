@@ -1,0 +1,2 @@
+class Run:
+    """Type-annotation target only (see the package docstring)."""
