@@ -11,6 +11,7 @@ line and puts it on ``sys.path`` inside the child only.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -18,8 +19,9 @@ import statistics as st
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -157,3 +159,35 @@ def peer_data(g, split, *, adj: str = "csr"):
 def write_json(path: Path, rows: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows, indent=1))
+
+
+def child_parser(tools: list[str] | tuple[str, ...], *, cell: str = "eps") -> argparse.ArgumentParser:
+    """Arguments of one measurement child: ``--peer PATH tool graph <cell> run`` (cell = the epsilon, or a named
+    setting for peers whose budget is a flag set)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--peer", type=Path, required=True)
+    ap.add_argument("tool", choices=tools)
+    ap.add_argument("graph")
+    if cell == "eps":
+        ap.add_argument("eps", type=float)
+    ap.add_argument("run", type=int)
+    return ap
+
+
+def run_our_node_model(method: str, g, eps: float, delta: float, run: int, *, adjacency: str = "edge",
+                       options: dict[str, Any] | None = None) -> tuple[float, float, float, float]:
+    """(test accuracy, fit CPU s, epsilon our ledger spent, nan) of ``graphrelease.train.fit_model`` on split ``run``."""
+    from graphrelease.train import fit_model
+
+    start = time.process_time()
+    r = fit_model(g, method, adjacency=adjacency, epsilon=eps, delta=delta,
+                  options={"split_seed": run, **(options or {})})
+    return float(r.test_accuracy), time.process_time() - start, float(r.epsilon_spent), float("nan")
+
+
+def dispatch(child: Callable[[list[str]], None], main: Callable[[], Any]) -> None:
+    """``script.py --child ...`` runs one measurement (in a fresh process); otherwise the script's driver."""
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2:])
+    else:
+        main()

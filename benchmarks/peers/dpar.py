@@ -265,7 +265,4 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2:])
-    else:
-        main()
+    common.dispatch(child, main)

@@ -120,21 +120,8 @@ def run_peer(peer: Path, g, split, eps: float, delta: float, run: int, fixed: bo
     return acc, cpu, spent, sigma
 
 
-def run_ours(g, eps: float, delta: float, run: int):
-    from graphrelease.train import fit_model
-
-    start = time.process_time()
-    r = fit_model(g, "dpdgc", adjacency="edge", epsilon=eps, delta=delta, options={"split_seed": run})
-    return float(r.test_accuracy), time.process_time() - start, float(r.epsilon_spent), float("nan")
-
-
 def child(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--peer", type=Path, required=True)
-    ap.add_argument("tool", choices=TOOLS)
-    ap.add_argument("graph")
-    ap.add_argument("eps", type=float)
-    ap.add_argument("run", type=int)
+    ap = common.child_parser(TOOLS)
     ap.add_argument("--epochs", type=int, default=None, help="peer: encoder and classifier epochs (default: 100)")
     a = ap.parse_args(argv)
     from graphrelease.models.common import node_split
@@ -145,7 +132,7 @@ def child(argv: list[str]) -> None:
     delta = common.auto_delta(g.num_edges)
     split = node_split(g, train=0.5, val=0.25, seed=a.run)
     if a.tool == "ours":
-        acc, cpu, spent, sigma = run_ours(g, a.eps, delta, a.run)
+        acc, cpu, spent, sigma = common.run_our_node_model("dpdgc", g, a.eps, delta, a.run)
     else:
         acc, cpu, spent, sigma = run_peer(a.peer, g, split, a.eps, delta, a.run, fixed=a.tool == "public_fixed")
     common.emit({"test_acc": acc, "fit_cpu_s": cpu, "our_epsilon": spent, "their_sigma": sigma, "delta": delta,
@@ -188,7 +175,4 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2:])
-    else:
-        main()
+    common.dispatch(child, main)

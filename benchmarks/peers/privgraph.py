@@ -88,12 +88,7 @@ def run_ours(g, eps: float, run: int):
 
 
 def child(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--peer", type=Path, required=True)
-    ap.add_argument("tool", choices=TOOLS)
-    ap.add_argument("graph")
-    ap.add_argument("eps", type=float)
-    ap.add_argument("run", type=int)
+    ap = common.child_parser(TOOLS)
     a = ap.parse_args(argv)
     from graphrelease.audit import statistics as st
     from graphrelease.audit.compare import community_nmi
@@ -135,7 +130,4 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2:])
-    else:
-        main()
+    common.dispatch(child, main)
