@@ -24,7 +24,6 @@ independent Bernoulli edges, shuffle node ids.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from torch import nn
 
 from graphrelease.errors import OptionError
 from graphrelease.generators.base import FittedGenerator
+from graphrelease.generators.deep_fitted import read_decoder, write_decoder
 from graphrelease.generators.deep_measured import CollectionStats
 from graphrelease.graph import Graph
 
@@ -262,26 +262,11 @@ class FittedMeasured(FittedGenerator):
         return Graph(n, e.astype(np.int64), name=name)
 
     def save(self, directory: Path) -> list[Path]:
-        from safetensors.torch import save_file
-
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        weights = directory / "decoder.safetensors"
-        save_file({k: v.detach().contiguous() for k, v in self.net.state_dict().items()}, str(weights))
-        config = directory / "config.json"
-        config.write_text(json.dumps({**self.config, "statistics": self.stats.to_dict()}, sort_keys=True) + "\n")
-        return [weights, config]
+        return write_decoder(directory, self.net.state_dict(), {**self.config, "statistics": self.stats.to_dict()})
 
     @classmethod
     def load(cls, directory: Path) -> "FittedMeasured":
-        from safetensors.torch import load_file
-
-        directory = Path(directory)
-        try:
-            tensors = load_file(str(directory / "decoder.safetensors"))
-            config = json.loads((directory / "config.json").read_text())
-        except FileNotFoundError as err:
-            raise OptionError(f"{directory} holds no measured-mode decoder (decoder.safetensors + config.json)") from err
+        tensors, config = read_decoder(directory, "measured-mode decoder")
         net = ConditionalDecoder()
         net.load_state_dict(tensors)
         stats = CollectionStats.from_dict(config.pop("statistics"))

@@ -18,6 +18,30 @@ from graphrelease.generators.sampling import calibrate_offset, sample_edges
 from graphrelease.graph import Graph
 
 # ------------------------------------------------------------------------------------------------ fitted model
+
+def write_decoder(directory: Path, tensors: dict[str, torch.Tensor], config: dict[str, Any]) -> list[Path]:
+    """``decoder.safetensors`` + ``config.json`` of a deep release (weights and released values only; no pickle)."""
+    from safetensors.torch import save_file
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    weights = directory / "decoder.safetensors"
+    save_file({k: v.detach().contiguous() for k, v in tensors.items()}, str(weights))
+    path = directory / "config.json"
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return [weights, path]
+
+
+def read_decoder(directory: Path, what: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Inverse of :func:`write_decoder`; ``what`` names the release in the error when the files are missing."""
+    from safetensors.torch import load_file
+
+    directory = Path(directory)
+    try:
+        return load_file(str(directory / "decoder.safetensors")), json.loads((directory / "config.json").read_text())
+    except FileNotFoundError as err:
+        raise OptionError(f"{directory} holds no {what} (decoder.safetensors + config.json)") from err
+
 class FittedDeep(FittedGenerator):
     releases_embeddings = True
 
@@ -79,30 +103,15 @@ class FittedDeep(FittedGenerator):
         return out
 
     def save(self, directory: Path) -> list[Path]:
-        from safetensors.torch import save_file
-
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        tensors = {k: v.contiguous() for k, v in self.decoder.items()}
+        tensors = dict(self.decoder)
         if self.latents is not None:
-            tensors["latent.mu"] = self.latents[0].contiguous().float()
-            tensors["latent.logvar"] = self.latents[1].contiguous().float()
-        weights = directory / "decoder.safetensors"
-        save_file(tensors, str(weights))
-        config = directory / "config.json"
-        config.write_text(json.dumps(self.config, indent=2, sort_keys=True) + "\n")
-        return [weights, config]
+            tensors["latent.mu"] = self.latents[0].float()
+            tensors["latent.logvar"] = self.latents[1].float()
+        return write_decoder(directory, tensors, self.config)
 
     @classmethod
     def load(cls, directory: Path) -> "FittedDeep":
-        from safetensors.torch import load_file
-
-        directory = Path(directory)
-        try:
-            tensors = load_file(str(directory / "decoder.safetensors"))
-            config = json.loads((directory / "config.json").read_text())
-        except FileNotFoundError as err:
-            raise OptionError(f"{directory} holds no GVAE/GGAN decoder (decoder.safetensors + config.json)") from err
+        tensors, config = read_decoder(directory, "GVAE/GGAN decoder")
         latents = None
         if "latent.mu" in tensors:
             latents = (tensors.pop("latent.mu"), tensors.pop("latent.logvar"))
