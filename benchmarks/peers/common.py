@@ -191,3 +191,17 @@ def dispatch(child: Callable[[list[str]], None], main: Callable[[], Any]) -> Non
         child(sys.argv[2:])
     else:
         main()
+
+
+def driver_parser(doc: str | None, *, peer: str, graphs: str, cells: tuple[str, str], name: str,
+                  timeout: float) -> argparse.ArgumentParser:
+    """The options every peer driver takes: the fetched copy, graphs, budget cells (``--epsilons`` or a named set),
+    runs, the child timeout and the JSON it writes (``reports/peers/<name>.json``)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--peer", type=Path, required=True, help=f"fetched copy of {peer}")
+    ap.add_argument("--graphs", default=graphs)
+    ap.add_argument(f"--{cells[0]}", default=cells[1])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=timeout)
+    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "peers" / f"{name}.json")
+    return ap

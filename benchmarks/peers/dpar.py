@@ -225,15 +225,10 @@ def ours_from(a) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peer", type=Path, required=True, help="fetched copy of Emory-AIMS/DPAR")
-    ap.add_argument("--graphs", default="cora_ml,citeseer")
-    ap.add_argument("--settings", default="default,tight")
-    ap.add_argument("--runs", type=int, default=3)
+    ap = common.driver_parser(__doc__, peer="Emory-AIMS/DPAR", graphs="cora_ml,citeseer", cells=("settings", "default,tight"),
+                              name="dpar", timeout=1800)
     ap.add_argument("--peer-runs", type=int, default=None, help="runs for the peer's rows (default: --runs)")
     ap.add_argument("--peer-path", action="append", default=[], help="site dir with tensorflow-cpu, numba, pynverse")
-    ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--json", type=Path, default=common.ROOT / "reports" / "peers" / "dpar.json")
     ap.add_argument("--ours-from", type=Path, default=None,
                     help="skip the peer: run ours at the claimed AND at our accountant's epsilon of the peer rows "
                          "in this JSON (a previous run of this script); writes --json")

@@ -25,7 +25,6 @@ bound). The child reports, for each peer run, OUR accountant's epsilon for the s
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -140,19 +139,14 @@ def child(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peer", type=Path, required=True, help="fetched copy of thupchnsky/dp-gnn")
-    ap.add_argument("--graphs", default="cora,chameleon")
-    ap.add_argument("--epsilons", default="1,4")
-    ap.add_argument("--runs", type=int, default=3)
+    ap = common.driver_parser(__doc__, peer="thupchnsky/dp-gnn", graphs="cora,chameleon", cells=("epsilons", "1,4"),
+                              name="dpdgc", timeout=1800)
     ap.add_argument("--tools", default=",".join(TOOLS), help="subset of " + ",".join(TOOLS))
     ap.add_argument("--peer-runs", type=int, default=None, help="runs for the peer's rows (default: --runs)")
     ap.add_argument("--peer-epochs", type=int, default=None,
                     help="override the authors' 100 encoder + 100 classifier epochs (time; noise follows the steps)")
     ap.add_argument("--cells", default=None, help="only these graph:eps cells, e.g. chameleon:1,cora:4")
     ap.add_argument("--extra-path", action="append", default=[], help="site dir with torchmetrics 0.9.3 etc.")
-    ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--json", type=Path, default=common.ROOT / "reports" / "peers" / "dpdgc.json")
     a = ap.parse_args(argv)
     extra = [str(HERE / "shim"), *a.extra_path]
     rows = []

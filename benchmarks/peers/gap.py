@@ -21,7 +21,6 @@ Best-validation checkpointing reads validation labels: public under edge adjacen
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -97,14 +96,9 @@ def child(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peer", type=Path, required=True, help="fetched copy of sisaman/GAP")
-    ap.add_argument("--graphs", default="cora,chameleon")
-    ap.add_argument("--epsilons", default="1,4")
-    ap.add_argument("--runs", type=int, default=3)
+    ap = common.driver_parser(__doc__, peer="sisaman/GAP", graphs="cora,chameleon", cells=("epsilons", "1,4"),
+                              name="gap", timeout=1200)
     ap.add_argument("--extra-path", action="append", default=[], help="site dir with torchmetrics 0.9.3 etc.")
-    ap.add_argument("--timeout", type=float, default=1200)
-    ap.add_argument("--json", type=Path, default=common.ROOT / "reports" / "peers" / "gap.json")
     a = ap.parse_args(argv)
     extra = [str(HERE / "shim"), *a.extra_path]
     rows = []

@@ -17,7 +17,6 @@ partition's modularity scored on the release, and edge-count relative error.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 import time
@@ -106,14 +105,9 @@ def child(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peer", type=Path, required=True, help="fetched copy of Privacy-Graph/PrivGraph")
-    ap.add_argument("--graphs", default="chameleon,facebook")
-    ap.add_argument("--epsilons", default="1,3.5")
-    ap.add_argument("--runs", type=int, default=3)
+    ap = common.driver_parser(__doc__, peer="Privacy-Graph/PrivGraph", graphs="chameleon,facebook", cells=("epsilons", "1,3.5"),
+                              name="privgraph", timeout=900)
     ap.add_argument("--extra-path", action="append", default=[], help="site dir with python-louvain etc.")
-    ap.add_argument("--timeout", type=float, default=900)
-    ap.add_argument("--json", type=Path, default=common.ROOT / "reports" / "peers" / "privgraph.json")
     a = ap.parse_args(argv)
     rows = []
     for graph in a.graphs.split(","):
