@@ -46,6 +46,16 @@ class FittedGenerator(ABC):
                ) -> list[Graph]:
         """Draw synthetic graphs (post-processing: no privacy cost)."""
 
+    @staticmethod
+    def check_sample_request(num_graphs: int, num_nodes: int | None) -> None:
+        """The one answer to a sample request no generator can serve (no graphs, or graphs of fewer than 2 nodes)."""
+        from graphrelease.errors import OptionError
+
+        if int(num_graphs) < 1:
+            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
+        if num_nodes is not None and int(num_nodes) < 2:
+            raise OptionError(f"num_nodes must be >= 2, got {num_nodes}")
+
     @abstractmethod
     def save(self, directory: Path) -> list[Path]:
         """Write the released parameters (weights + config) into ``directory``; return the files written."""

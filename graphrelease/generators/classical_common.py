@@ -340,8 +340,7 @@ class ReleasedParams(FittedGenerator):
                 f"generator '{self.kind}' samples graphs on the input's {self.num_nodes} nodes (the public node "
                 f"set); --num-nodes {num_nodes} is not supported"
             )
-        if num_graphs < 1:
-            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
+        self.check_sample_request(num_graphs, None)
         if self.single_output and num_graphs != 1:
             raise OptionError(
                 f"generator '{self.kind}' releases exactly one perturbed graph; fit again for another (that spends "

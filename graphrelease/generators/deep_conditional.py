@@ -225,10 +225,7 @@ class FittedMeasured(FittedGenerator):
 
     def sample(self, num_graphs: int = 1, *, num_nodes: int | None = None, rng: np.random.Generator | None = None
                ) -> list[Graph]:
-        if int(num_graphs) < 1:
-            raise OptionError(f"num_graphs must be >= 1, got {num_graphs}")
-        if num_nodes is not None and int(num_nodes) < 2:
-            raise OptionError(f"num_nodes must be >= 2, got {num_nodes}")
+        self.check_sample_request(num_graphs, num_nodes)
         rng = rng if rng is not None else np.random.default_rng()
         gen = torch.Generator().manual_seed(int(rng.integers(0, 2**62)))
         return [self._draw(*self._row(None if num_nodes is None else int(num_nodes), rng), gen=gen, rng=rng,
