@@ -135,7 +135,11 @@ def run_cell(graph: Graph, orig: dict, generator: str, eps: float) -> dict:
     torch.set_num_threads(1)
     _warm_up()
     budget = Budget(epsilon=eps, delta=DELTA, adjacency="edge")
-    gen = GENERATORS.get(generator)()
+    # "name:key=value,..." sets keyword options (ablations, e.g. dp_bter:clustering_profile=false).
+    name, _, opts = generator.partition(":")
+    kwargs = {k: {"true": True, "false": False}.get(v.lower(), v)
+              for k, v in (o.split("=", 1) for o in opts.split(",") if o)}
+    gen = GENERATORS.get(name)(**kwargs)
     tracemalloc.start()
     t0 = time.process_time()
     fitted = gen.fit(graph, budget)

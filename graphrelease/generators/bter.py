@@ -5,20 +5,24 @@ model closes almost no wedges, and Chung-Lu endpoints leave about :math:`e^{-1}`
 This generator measures what it needs with the DP statistics of :mod:`graphrelease.generators.dp_stats` and builds a
 graph that matches them. Releases (basic sequential composition; default shares of epsilon in brackets):
 
-1. Degrees [0.22 sorted + 0.10 per-node rank]: Hay et al.'s sorted sequence for the values, per-node noisy degrees
-   for which node gets which value (:func:`~graphrelease.generators.dp_stats.release_degrees`).
-2. Blocks [0.35]: the degree-ordered label sweeps of :mod:`graphrelease.generators.dp_partition` (hubs choose first,
+1. Degrees [0.22 sorted + 0.10 per-node rank + 0.05 cumulative counts]: Hay et al.'s sorted sequence for the
+   values, its low end rebuilt from the counts of nodes of degree <= j (which place the steps between low degrees far
+   better), per-node noisy degrees for which node gets which value
+   (:func:`~graphrelease.generators.dp_stats.release_degrees`).
+2. Blocks [0.31]: the degree-ordered label sweeps of :mod:`graphrelease.generators.dp_partition` (hubs choose first,
    monotone exponential mechanism, each edge read by one selection per sweep; 70% down, 30% up). They read no node
    numbering, labels or features. When the released mean degree allows fewer than 3 labels to order they cannot
    separate anything: they do not run, the release has one block and their share goes to the triangle count (a
    choice made from released values; both branches spend epsilon). ``partition="candidates"`` keeps the earlier
    exponential mechanism on modularity over public/released candidates (degree classes, one block and, with
    ``use_node_order=True``, runs of the node numbering).
-3. Block-pair edge counts [0.08] and the edge count [0.04]: Laplace, L1 sensitivity 1 each; the total is the
+3. Block-pair edge counts [0.07] and the edge count [0.04]: Laplace, L1 sensitivity 1 each; the total is the
    inverse-variance combination of the count and the cells' sum (with C cells the sum's noise variance is C times
    a single count's), and norm-sub projects the cells onto it, so the edge count stays accurate with many blocks.
-4. Triangles [0.18, or 0.53 without sweeps]: the smoothly capped count :math:`T_D`, two stages
-   (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`).
+4. Triangles [0.18, or 0.49 without sweeps]: the smoothly capped count :math:`T_D`, two stages
+   (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`). With
+   ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
+   (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
 5. Components [0.03]: the number of connected components, sensitivity 1.
 
 Sampling (post-processing; Seshadhri, Kolda & Pinar 2012, BTER, with the Chung-Lu phase replaced by a DC-SBM):
@@ -28,8 +32,8 @@ Erdos-Renyi graph of one density :math:`\rho` solved so that the expected triang
 (b) the remaining edges are drawn DC-SBM style with endpoints proportional to each node's excess degree (released
 degree minus expected affinity degree); the block-pair counts are the released ones fitted by iterative proportional
 fitting to the blocks' excess volumes, and one reweighted redraw lifts the hubs that distinct-pair sampling
-saturates, and hubs still short of their degree get their missing edges across blocks (edge count kept); (c) small
-components are joined to the largest until the released component count is reached.
+saturates, and hubs still short of their degree get their missing edges across blocks (edge count kept); (c) components
+other than the largest are joined to it, the largest first, until the released component count is reached.
 Time and memory are linear in the edges (Slashdot, 504k edges: about 9 CPU-s and 0.3 GiB for fit + sample).
 
 Known limit (measured, ``reports/structure_fidelity.md``): BTER's groups put triangles among nodes of similar degree;
@@ -53,6 +57,7 @@ from graphrelease.generators.classical_common import (
     round_preserving_sum,
     charge_laplace,
     graph_from_keys,
+    keys_to_edges,
     norm_sub,
     sample_block_edges,
     split_fractions,
@@ -70,9 +75,13 @@ from graphrelease.generators.community_dp import group_pair_counts, relabel
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
+    merge_profile_classes,
+    profile_classes,
     release_component_count,
+    soft_profile,
     release_degrees,
     release_triangles,
+    triangle_incidences,
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
@@ -82,8 +91,8 @@ PARTITION_PROOF = "docs/privacy.md#dp-partition"
 
 #: Default budget shares (sum 1). ``partition`` pays the degree-ordered label sweeps (``partition="sweeps"``) or the
 #: exponential mechanism over candidate partitions (``partition="candidates"``; ``select`` is accepted for it).
-DEFAULT_FRACTIONS = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "partition": 0.35, "block_counts": 0.08,
-                     "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
+DEFAULT_FRACTIONS = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "cumulative_degrees": 0.05, "partition": 0.31,
+                     "block_counts": 0.07, "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
 #: Share of the partition budget spent by the down sweep (the rest by the up sweep).
 DOWN_SHARE = 0.7
 PARTITION_MODES = ("sweeps", "candidates")
@@ -182,31 +191,68 @@ class FittedBTER(ReleasedParams):
         keys = repair_hub_degrees(n, keys, degrees, rng, protected=inner)
         return keys, inner
 
+    def _profile(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The merged class of every profile class and each merged class's released target, or ``None`` when the
+        fit released no profile or fewer than two merged classes stand above their noise (post-processing)."""
+        profile = self.arrays.get("profile")
+        scale = float(self.config.get("profile_scale", 0.0))
+        if profile is None or np.asarray(profile).size == 0 or scale <= 0:
+            return None
+        profile = np.asarray(profile, dtype=np.float64)
+        merged = merge_profile_classes(profile, scale)
+        if merged.max(initial=-1) < 1:
+            return None  # one class (or none) carries no shape: BTER's single level
+        return merged, np.bincount(merged, weights=profile)
+
     def _sample_one(self, rng: np.random.Generator) -> Graph:
         n = self.num_nodes
         labels = self.arrays["labels"].astype(np.int64)
         degrees = self.arrays["degrees"].astype(np.float64)
         target = float(self.arrays["triangles"])
         power = float(self.config.get("density_power", 0.0))
+        cap = float(self.config.get("triangle_scale_cap", 1.0))
         # Affinity edges may use at most 90% of the released edges (the rest joins the groups to each other).
         max_edges = 0.9 * float(self.arrays["block_counts"].sum())
         order, starts = affinity_groups(degrees, labels, rng)
         sizes = np.diff(starts).astype(np.float64)
         c3 = sizes * (sizes - 1) * (sizes - 2) / 6
+        prof = self._profile()
+        shape = None
+        if prof is not None:
+            # Per-degree clustering (BTER's c_d): each affinity group takes the profile class of its size - 1 (its
+            # lowest released degree, rounded); its first density is the one whose capped triangle incidences alone would meet the class's
+            # released target, relative to the largest (the level is solved below from the triangle count).
+            merged, targets = prof
+            gclass = merged[np.minimum(np.maximum(profile_classes(sizes - 1.0), 0), merged.size - 1)]
+            weight = 3.0 * c3 * np.minimum(1.0, cap / np.maximum(sizes - 1.0, 1.0))
+            room = np.bincount(gclass, weights=weight, minlength=targets.size)
+            rho0 = np.where(room > 0, np.cbrt(np.maximum(targets, 0.0) / np.maximum(room, 1e-12)), 0.0)
+            shape = np.maximum(rho0 / max(float(rho0.max(initial=0.0)), 1e-12), 0.05)[gclass]
         wanted = target
-        rho = group_densities(starts, max_edges, wanted, power)
+        rho = group_densities(starts, max_edges, wanted, power, shape)
         keys, inner = self._draw(rng, order, starts, rho)
         # Up to three corrections from measured counts. First: the triangles outside the groups (phase 2 and mixed)
         # are got - (triangles of the affinity edges), and trimming keeps a measured share of the expected group
         # ones. Then a secant step through the last two (wanted, got) points, since the outside triangles themselves
-        # move with the group densities (hubs' excess degrees change).
+        # move with the group densities (hubs' excess degrees change). With a profile, every step also moves each
+        # class's group densities by the cube root of its released share over its measured share of the capped
+        # incidences (the same statistic, measured on the draw).
         history: list[tuple[float, float]] = []
         for step in range(3):
-            got = triangle_count_keys(n, keys)
+            edges = keys_to_edges(keys, n)
+            per_node, got = triangle_incidences(n, edges, cap)
             history.append((wanted, got))
             expected = float(np.sum(rho ** 3 * c3))
-            if abs(got - target) <= 0.05 * target:
+            off = 0.0
+            if prof is not None:
+                soft = soft_profile(per_node, np.bincount(edges.ravel(), minlength=n), merged.size)
+                have = np.bincount(merged, weights=soft, minlength=targets.size)
+                ratio = (targets / targets.sum()) / np.maximum(have / max(have.sum(), 1e-12), 1e-12)
+                off = float(np.max(np.abs(ratio - 1.0)))
+            if abs(got - target) <= 0.05 * target and off <= 0.1:
                 break
+            if prof is not None and sizes.size:
+                shape = shape * np.clip(np.cbrt(ratio), 0.5, 2.0)[gclass]
             if step == 0 or history[-1][1] == history[-2][1]:
                 if expected <= 0:
                     break
@@ -216,7 +262,7 @@ class FittedBTER(ReleasedParams):
             else:
                 (w0, g0), (w1, g1) = history[-2], history[-1]
                 wanted = max(w1 + (target - g1) * (w1 - w0) / (g1 - g0), 0.0)
-            rho = group_densities(starts, max_edges, wanted, power)
+            rho = group_densities(starts, max_edges, wanted, power, shape)
             keys, inner = self._draw(rng, order, starts, rho)
         keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng, protected=inner)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
@@ -229,7 +275,9 @@ class DPBTER(GraphGenerator):
     Keyword-only: ``fractions`` (budget shares, keys of :data:`DEFAULT_FRACTIONS`, summing to 1),
     ``use_node_order`` (offer contiguous runs of the public node numbering as candidate blocks; declared in the
     certificate's public assumptions), ``density_power`` (group density proportional to size ** power; 0 is BTER's
-    single clustering level), ``seed`` (reproducibility tests only: the certificate then says ``guarantee: none``).
+    single clustering level), ``clustering_profile`` (release and match a per-degree-class triangle profile instead
+    of the scalar scale stage; opt-in, measured worse), ``seed`` (reproducibility tests only: the certificate then
+    says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
     >>> import numpy as np
@@ -241,13 +289,17 @@ class DPBTER(GraphGenerator):
     """
 
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
-                 use_node_order: bool = False, density_power: float = 0.0, seed: int | None = None) -> None:
+                 use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
+                 seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         if "select" in given and "partition" not in given:
             given["partition"] = given.pop("select")  # the earlier name of the partition's share
-        if set(given) != set(DEFAULT_FRACTIONS):
+        # Share sets written before the cumulative degree counts existed leave them out: then they are not released.
+        optional = {"cumulative_degrees"} - set(given)
+        if set(given) | optional != set(DEFAULT_FRACTIONS):
             raise OptionError(f"fractions must have the keys {sorted(DEFAULT_FRACTIONS)}, got {sorted(given)}")
         self.fractions = split_fractions({k: float(v) for k, v in given.items()}, "dp_bter")
+        self.fractions.update({k: 0.0 for k in optional})
         if partition not in PARTITION_MODES:
             raise OptionError(f"partition must be one of {PARTITION_MODES}, got {partition!r}")
         self.partition = partition
@@ -255,6 +307,7 @@ class DPBTER(GraphGenerator):
         if not (-1.0 <= float(density_power) <= 2.0):
             raise OptionError(f"density_power must be in [-1, 2], got {density_power}")
         self.density_power = float(density_power)
+        self.clustering_profile = bool(clustering_profile)
         self.seed = seed
 
     def _candidates(self, n: int, degrees: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -283,7 +336,7 @@ class DPBTER(GraphGenerator):
         n = graph.num_nodes
         public = dict(NODE_COUNT_PUBLIC)
         deg = release_degrees(graph, budget, rng, epsilon_sorted=f["sorted_degrees"], epsilon_rank=f["rank_degrees"],
-                              stage="dp_bter")
+                              epsilon_cumulative=f["cumulative_degrees"], stage="dp_bter")
         if self.partition == "sweeps":
             # Whether the sweeps can separate anything is read off released values (the mean released degree):
             # below 3 labels they return noise, and their share goes to the triangle count instead. The split is
@@ -320,15 +373,17 @@ class DPBTER(GraphGenerator):
         var_m = 1.0 / f["edge_count"] ** 2
         total = (noisy_m / var_m + float(noisy_counts.sum()) / var_cells) / (1.0 / var_m + 1.0 / var_cells)
         block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
-        tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter")
+        tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
+                                profile=self.clustering_profile)
         comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
         return FittedBTER(
             n,
             {"labels": labels, "block_counts": block_counts, "degrees": deg.values,
-             "triangles": np.array(tri.triangles), "components": np.array(comps)},
+             "triangles": np.array(tri.triangles), "components": np.array(comps), "profile": tri.profile},
             {"partition": mode, "fractions": self.fractions, "use_node_order": self.use_node_order,
              "partition_mode": self.partition,
              "density_power": self.density_power,
-             "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"]},
+             "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
+             "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile},
             public_assumptions=public, reproducible_seed_used=used_seed,
         )

@@ -31,7 +31,7 @@ global clustering coefficient :math:`3T/W` is a function of released values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,6 +66,109 @@ def _oriented(graph: Graph) -> sp.csr_matrix:
     lo = np.where(flip, e[:, 1], e[:, 0])
     hi = np.where(flip, e[:, 0], e[:, 1])
     return sp.csr_matrix((np.ones(lo.size, dtype=np.float64), (lo, hi)), shape=(n, n))
+
+
+def triangle_incidences(n: int, edges: np.ndarray, cap: float) -> tuple[np.ndarray, float]:
+    r"""Per node ``a``: :math:`\sum_{t \ni a} \min(1, D/M_t)` (the capped weights of its triangles), and the
+    uncapped triangle count. ``edges`` is an ``(m, 2)`` array of distinct undirected pairs.
+
+    With ``L`` oriented low -> high (degree, id) rank, every triangle is ``a -> b -> c`` plus ``a -> c`` with ``c`` its
+    top vertex (largest degree, so :math:`M_t = d_c`). ``P = (L L) * L`` counts the middles per (lowest, top) pair and
+    ``Q = (L^T L) * L`` the lowests per (middle, top) pair; weighting column ``c`` by :math:`\min(1, D/d_c)` gives
+    the lowest vertices' share (rows of ``P``), the middles' (rows of ``Q``) and the tops' (columns of ``P``).
+    """
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    if edges.shape[0] < 3:
+        return np.zeros(n), 0.0
+    d = np.bincount(edges.ravel(), minlength=n).astype(np.float64)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), d))] = np.arange(n)
+    flip = rank[edges[:, 0]] > rank[edges[:, 1]]
+    lo = np.where(flip, edges[:, 1], edges[:, 0])
+    hi = np.where(flip, edges[:, 0], edges[:, 1])
+    low = sp.csr_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    w = np.minimum(1.0, float(cap) / np.maximum(d, 1.0))
+    p = (low @ low).multiply(low).tocsr()
+    q = (low.T @ low).multiply(low).tocsr()
+    tops = np.asarray(p.sum(axis=0), dtype=np.float64).ravel()
+    per_node = p @ w + q @ w + w * tops
+    return np.asarray(per_node, dtype=np.float64).ravel(), float(tops.sum())
+
+
+def profile_classes(degrees: np.ndarray) -> np.ndarray:
+    """Log2 class of a degree: ``[2, 4) -> 0``, ``[4, 8) -> 1``, ...; ``-1`` below 2 (no wedge)."""
+    d = np.asarray(degrees, dtype=np.float64)
+    out = np.full(d.size, -1, dtype=np.int64)
+    ok = d >= 2.0
+    out[ok] = np.floor(np.log2(d[ok])).astype(np.int64) - 1
+    return out
+
+
+def profile_memberships(degrees: np.ndarray, num_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Soft log2 classes: anchors :math:`a_j = 2^{j+1}` (``j < num_classes``); a degree between two anchors belongs
+    to both, linearly (``phi_j + phi_{j+1} = 1``); below the first / above the last anchor to that one alone.
+    Returns ``(lower class, upper class, weight of the lower)``. One step of the degree moves at most
+    :math:`2/a_j < 4/d` of a node's membership (``d`` in :math:`[a_j, a_{j+1})`): the Lipschitz property the
+    sensitivity proof of :func:`triangle_profile` uses."""
+    k = max(int(num_classes), 1)
+    d = np.clip(np.asarray(degrees, dtype=np.float64), 2.0, 2.0 ** k)
+    lo = np.minimum(np.floor(np.log2(d)).astype(np.int64) - 1, k - 1)
+    a = 2.0 ** (lo + 1)
+    w = np.where(lo < k - 1, 1.0 - (d - a) / a, 1.0)
+    return lo, np.minimum(lo + 1, k - 1), w
+
+
+def soft_profile(per_node: np.ndarray, degrees: np.ndarray, num_classes: int) -> np.ndarray:
+    """``per_node`` values summed into the soft classes of ``degrees`` (:func:`profile_memberships`)."""
+    lo, hi, w = profile_memberships(degrees, num_classes)
+    x = np.asarray(per_node, dtype=np.float64)
+    k = max(int(num_classes), 1)
+    return np.bincount(lo, weights=x * w, minlength=k) + np.bincount(hi, weights=x * (1.0 - w), minlength=k)
+
+
+def profile_class_count(released_degrees: np.ndarray) -> int:
+    """Number of profile classes: enough anchors to reach the largest released degree (post-processing)."""
+    top = float(np.max(np.asarray(released_degrees, dtype=np.float64), initial=2.0))
+    return int(profile_classes(np.array([max(top, 2.0)]))[0]) + 1
+
+
+def triangle_profile(graph: Graph, cap: float, num_classes: int) -> np.ndarray:
+    r"""Pre-noise query: :math:`q_k = \sum_a \phi_k(d_a)\,\tau_a`, :math:`\tau_a = \sum_{t \ni a} \min(1, D/M_t)`
+    (each triangle's capped weight counted at each of its nodes, split over the soft degree classes
+    :math:`\phi_k` of :func:`profile_memberships`; ``num_classes`` comes from released degrees).
+
+    Edge sensitivity (L1) below :math:`10D` (:func:`triangle_profile_sensitivity`). For :math:`G' = G + \{u,v\}`:
+    :math:`q_k(G') - q_k(G) = \sum_a \phi_k(d'_a)(\tau'_a - \tau_a) + \sum_{a \in \{u,v\}} (\phi_k(d_a+1) -
+    \phi_k(d_a))\tau_a`. The first part has L1 norm at most :math:`\sum_a |\tau'_a - \tau_a| \le 3\sum_t
+    |w_t(G') - w_t(G)| < 6D` (:func:`capped_triangle_count`'s proof bounds the sum by :math:`2D`; a triangle absent
+    from a graph has weight 0). In the second, :math:`\sum_k |\Delta\phi_k| < 4/d_u` and :math:`\tau_u \le
+    \binom{d_u}{2}\min(1, D/d_u) \le D(d_u-1)/2` (every triangle at ``u`` has :math:`M_t \ge d_u`), so each
+    endpoint adds less than :math:`2D`. Total :math:`< 10D`.
+    """
+    per_node, _ = triangle_incidences(graph.num_nodes, graph.edges, cap)
+    return soft_profile(per_node, graph.degrees(), num_classes)
+
+
+def triangle_profile_sensitivity(cap: float) -> float:
+    """Declared L1 edge sensitivity of :func:`triangle_profile` at cap ``D``: ``10 D``."""
+    return 10.0 * float(cap)
+
+
+def merge_profile_classes(noisy: np.ndarray, scale: float, min_snr: float = 3.0) -> np.ndarray:
+    """Post-processing: adjacent classes merged, from the lowest, until each merged class's noisy sum is at least
+    ``min_snr`` standard deviations of its Laplace noise (``sqrt(2 m) * scale`` over ``m`` classes); a short tail
+    joins the class below it. Returns the merged class of every class (``-1``: none passed, no profile)."""
+    noisy = np.asarray(noisy, dtype=np.float64)
+    out = np.full(noisy.size, -1, dtype=np.int64)
+    group, start, acc = 0, 0, 0.0
+    for i, x in enumerate(noisy.tolist()):
+        acc += x
+        if acc >= min_snr * np.sqrt(2.0 * (i - start + 1)) * scale:
+            out[start:i + 1] = group
+            group, start, acc = group + 1, i + 1, 0.0
+    if group and start < noisy.size:
+        out[start:] = group - 1
+    return out
 
 
 def top_vertex_triangles(graph: Graph) -> np.ndarray:
@@ -119,7 +222,7 @@ class DegreeRelease:
 
 
 def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon_sorted: float,
-                    epsilon_rank: float, stage: str) -> DegreeRelease:
+                    epsilon_rank: float, stage: str, epsilon_cumulative: float = 0.0) -> DegreeRelease:
     r"""Sorted degree sequence (Hay et al. 2009, Thm. 1: L1 sensitivity 2; isotonic regression is their constrained
     inference) plus per-node degrees (L1 sensitivity 2) used only for the order of the nodes.
 
@@ -137,11 +240,65 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
                                 stage=f"{stage}.node_degrees", proof=PROOF,
                                 note="per-node degrees (only their order is used), L1 sensitivity 2")
     sorted_vals = np.clip(interpolate_plateaus(isotonic_increasing(noisy_sorted)), 0.0, n - 1)
+    if epsilon_cumulative > 0:
+        noisy_cum = charge_laplace(budget, rng, cumulative_degree_counts(deg), epsilon=epsilon_cumulative,
+                                   sensitivity=CUMULATIVE_SENSITIVITY, stage=f"{stage}.cumulative_degrees",
+                                   proof=PROOF, note=f"#{{v: d_v <= j}} for j < {CUMULATIVE_DEGREES}, L1 sensitivity 2")
+        sorted_vals = np.clip(splice_low_degrees(sorted_vals, noisy_cum, CUMULATIVE_SENSITIVITY / epsilon_cumulative),
+                              0.0, n - 1)
     # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
     order = np.lexsort((rng.random(n), noisy_node))
     values = np.empty(n)
     values[order] = sorted_vals
     return DegreeRelease(values=values, noisy_per_node=noisy_node)
+
+
+#: Number of released cumulative-degree counts ``#{v : d_v <= j}``, ``j = 0 .. CUMULATIVE_DEGREES - 1``.
+CUMULATIVE_DEGREES = 64
+#: L1 sensitivity of the cumulative counts: one edge moves each endpoint up one degree, which lowers exactly one
+#: count (``j = d``, if ``d`` is below the last one) by 1.
+CUMULATIVE_SENSITIVITY = 2.0
+
+
+def cumulative_degree_counts(degrees: np.ndarray, length: int = CUMULATIVE_DEGREES) -> np.ndarray:
+    """Pre-noise query ``F(j) = #{v : d_v <= j}`` for ``j < length`` (L1 edge sensitivity 2)."""
+    d = np.asarray(degrees, dtype=np.int64)
+    return np.cumsum(np.bincount(np.minimum(d, length), minlength=length + 1)[:length]).astype(np.float64)
+
+
+def splice_low_degrees(sorted_values: np.ndarray, noisy_cumulative: np.ndarray, scale: float,
+                       min_snr: float = 4.0) -> np.ndarray:
+    """Post-processing: the low end of a released sorted degree sequence rebuilt from noisy cumulative counts.
+
+    The sorted sequence (Hay et al.) locates the step from degree ``j`` to ``j + 1`` only through values that differ
+    by 1 under noise of scale ``2/epsilon`` per entry, so at low degrees its isotonic fit places the steps badly (on
+    Cora at epsilon 1 the count of degree-2 nodes came out 1,316 for 583); the cumulative counts give each step's
+    position with one Laplace draw. Degrees ``j`` are taken from the counts while the count of nodes at ``j``
+    (isotonic-fitted cumulative differences) stays at least ``min_snr`` noise standard deviations (the run of such
+    degrees from the first, with the smaller ones below it); the positions above
+    keep the sorted sequence's values, raised to at least the first degree not taken from the counts.
+    """
+    v = np.asarray(sorted_values, dtype=np.float64).copy()
+    n = v.size
+    if n == 0 or np.asarray(noisy_cumulative).size == 0:
+        return v
+    cum = np.clip(isotonic_increasing(np.asarray(noisy_cumulative, dtype=np.float64)), 0.0, n)
+    counts = np.diff(np.concatenate([[0.0], cum]))
+    sd = np.sqrt(2.0) * float(scale)
+    big = counts >= min_snr * sd
+    if not big[:3].any():
+        return v  # the low end is not where the nodes are (dense graph): the sorted sequence does better
+    # The run of well-measured degrees starts at the first large count (the small counts below it, e.g. no isolated
+    # nodes, are measured as well: a step's position has the same noise whatever the count) and ends before the
+    # first small count above it, where the sorted sequence locates the steps better.
+    first = int(np.argmax(big))
+    top = first + int(np.argmin(np.append(big[first:], False)))
+    ends = np.rint(cum[:top]).astype(np.int64)
+    starts = np.concatenate([[0], ends[:-1]])
+    for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+        v[a:b] = float(j)
+    v[ends[-1]:] = np.maximum(v[ends[-1]:], float(top))
+    return np.maximum.accumulate(v)
 
 
 def interpolate_plateaus(y: np.ndarray) -> np.ndarray:
@@ -187,11 +344,15 @@ class TriangleRelease:
     cap: float
     raw: float
     raw_scale: float
+    #: Stage 1's noisy per-degree-class profile (:func:`triangle_profile` at cap ``cap_scale``) and its Laplace
+    #: scale.
+    profile: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    profile_scale: float = 0.0
 
 
 def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
                       degrees: np.ndarray, stage: str, scale_fraction: float = 0.2,
-                      scale_quantile: float = 0.9) -> TriangleRelease:
+                      scale_quantile: float = 0.9, profile: bool = False) -> TriangleRelease:
     r"""Two-stage release of the capped triangle count (sequential composition, :math:`\varepsilon` in total).
 
     1. Scale: :math:`D_1` = the ``scale_quantile`` quantile of the released ``degrees`` (post-processing, at least 2);
@@ -218,9 +379,22 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     def capped(cap: float) -> float:
         return float(np.sum(top * np.minimum(1.0, cap / d)))
 
-    t1 = float(charge_laplace(budget, rng, capped(cap1), epsilon=eps1, sensitivity=capped_triangle_sensitivity(cap1),
-                              stage=f"{stage}.triangles_scale", proof=PROOF,
-                              note=f"smoothly capped triangle count, cap {cap1:.4g}, L1 sensitivity 2 x cap"))
+    if profile:
+        # Stage 1 is the per-degree-class profile (the generator matches it); its sum over classes is 3 T_{D1}, so
+        # a third of its noisy sum is the scale estimate for choosing D2.
+        sens1 = triangle_profile_sensitivity(cap1)
+        noisy_profile = np.asarray(charge_laplace(
+            budget, rng, triangle_profile(graph, cap1, profile_class_count(deg_hat)), epsilon=eps1,
+            sensitivity=sens1, stage=f"{stage}.triangles_profile", proof=PROOF,
+            note=f"capped triangle incidences per soft log2 degree class, cap {cap1:.4g}, L1 sensitivity 10 x cap"),
+            dtype=np.float64).reshape(-1)
+        t1 = float(noisy_profile.sum()) / 3.0
+    else:
+        sens1 = capped_triangle_sensitivity(cap1)
+        noisy_profile = np.zeros(0)
+        t1 = float(charge_laplace(budget, rng, capped(cap1), epsilon=eps1, sensitivity=sens1,
+                                  stage=f"{stage}.triangles_scale", proof=PROOF,
+                                  note=f"smoothly capped triangle count, cap {cap1:.4g}, L1 sensitivity 2 x cap"))
     dd = np.maximum(deg_hat, 1.0)
     base = float(np.sum(dd * (dd - 1.0) / 2.0 * np.minimum(1.0, cap1 / dd)))
     kappa = max(t1, 0.0) / max(base, 1.0)
@@ -233,7 +407,8 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
                               stage=f"{stage}.triangles", proof=PROOF,
                               note=f"smoothly capped triangle count, cap {cap2:.4g}, L1 sensitivity 2 x cap"))
     estimate = max(0.0, t2 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa)[0]))
-    return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1)
+    return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1,
+                           profile=noisy_profile, profile_scale=sens1 / eps1 if profile else 0.0)
 
 
 def release_component_count(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,

@@ -18,7 +18,7 @@ from graphrelease.generators.affinity import (
     merge_components,
     sample_affinity_edges,
 )
-from graphrelease.generators.bter import DPBTER, FittedBTER, degree_classes, order_blocks
+from graphrelease.generators.bter import DEFAULT_FRACTIONS, DPBTER, FittedBTER, degree_classes, order_blocks
 from graphrelease.generators.classical_common import pair_keys
 from graphrelease.privacy.budget import Budget
 from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, load_slashdot
@@ -44,8 +44,8 @@ def test_fit_spends_exactly_and_reads_no_node_data(cora, tmp_path):
     fitted = DPBTER().fit(cora, budget)
     check_budget_spent_exactly(budget, 1.0)
     assert [e.stage for e in budget.ledger] == [
-        "dp_bter.sorted_degrees", "dp_bter.node_degrees", "dp_bter.block_counts",
-        "dp_bter.edge_count", "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.components"]
+        "dp_bter.sorted_degrees", "dp_bter.node_degrees", "dp_bter.cumulative_degrees", "dp_bter.block_counts",
+        "dp_bter.edge_count", "dp_bter.triangles_profile", "dp_bter.triangles", "dp_bter.components"]
     # Cora carries labels and features; this generator must not declare (or use) them, nor the node numbering.
     assert set(fitted.public_assumptions) == {"num_nodes"}
     assert fitted.config["partition"] == "single_block"
@@ -62,10 +62,11 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     fitted = DPBTER().fit(cora, budget)
     check_budget_spent_exactly(budget, 8.0)
     stages = [e.stage for e in budget.ledger]
-    assert stages[2:4] == ["dp_bter.partition_down", "dp_bter.partition_up"]
-    down, up = budget.ledger.entries[2], budget.ledger.entries[3]
-    assert down.params["epsilon"] == pytest.approx(8.0 * 0.35 * 0.7) and up.params["epsilon"] == pytest.approx(
-        8.0 * 0.35 * 0.3)
+    assert stages[3:5] == ["dp_bter.partition_down", "dp_bter.partition_up"]
+    down, up = budget.ledger.entries[3], budget.ledger.entries[4]
+    share = DEFAULT_FRACTIONS["partition"]
+    assert down.params["epsilon"] == pytest.approx(8.0 * share * 0.7) and up.params["epsilon"] == pytest.approx(
+        8.0 * share * 0.3)
     assert fitted.config["partition"] == "degree_ordered_sweeps"
     assert int(fitted.arrays["labels"].max()) + 1 >= 2
 
@@ -77,6 +78,7 @@ def test_candidate_mode_keeps_the_earlier_selection(cora):
     fitted = DPBTER(fractions=old_shares, partition="candidates", use_node_order=True).fit(cora, budget)
     check_budget_spent_exactly(budget, 1.0)
     assert "dp_bter.partition_select" in [e.stage for e in budget.ledger]
+    assert "dp_bter.cumulative_degrees" not in [e.stage for e in budget.ledger]  # not in the old share set
     assert set(fitted.public_assumptions) == {"num_nodes", "node_order"}
     assert fitted.config["partition"] in {"single_block", "degree_classes", "node_order:8", "node_order:16",
                                           "node_order:32"}
