@@ -270,3 +270,35 @@ def test_a_fit_whose_shares_follow_released_degrees_is_certified_by_the_pure_sum
     GENERATORS.get("dp_bter")().fit(g, b)
     res = analyse(b.ledger, 1e-5, "pld")
     assert res.method == ADAPTIVE_FILTER_NOTE and res.epsilon == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_cumulative_degree_counts_improve_a_sparse_graph(data_dir):
+    """Seeded (3 fits per share set, the same seeds; ~30 s): on LastFM (mean degree 7.3) at epsilon 1 the default
+    shares, which release the cumulative degree counts, beat the earlier share set without them on the median degree
+    KL and the median average-clustering error (the low end of the degree sequence is where the nodes are).
+    Measured at this commit: degree KL 0.063 vs 0.115, average clustering RE 0.017 vs 0.120."""
+    from graphrelease.io import read_graph
+
+    graph = read_graph(data_dir / "raw" / "lastfm_asia_edges.csv", nodes=7624).data
+    truth_ac = float(graph.to_igraph().transitivity_avglocal_undirected(mode="zero"))
+    old = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "partition": 0.35, "block_counts": 0.08,
+           "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
+
+    def kl(p_deg, q_deg):
+        size = int(max(p_deg.max(), q_deg.max())) + 1
+        p = np.bincount(p_deg, minlength=size) / p_deg.size
+        q = np.bincount(q_deg, minlength=size) / q_deg.size
+        m = p > 0
+        return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))
+
+    medians = {}
+    for name, shares in (("default", None), ("old", old)):
+        rows = []
+        for seed in range(3):
+            fitted = DPBTER(fractions=shares, seed=seed).fit(graph, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
+            g = fitted.sample(1, rng=np.random.default_rng(seed))[0]
+            ac = float(g.to_igraph().transitivity_avglocal_undirected(mode="zero"))
+            rows.append([kl(graph.degrees(), g.degrees()), abs(ac - truth_ac) / truth_ac])
+        medians[name] = np.median(np.array(rows), axis=0)
+    assert np.all(medians["default"] < medians["old"]), medians
