@@ -12,7 +12,7 @@ costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), 
   groups, solved so that the expected triangle count matches a released one. Phase 2 (the excess degrees) is the
   DC-SBM sampler of :mod:`graphrelease.generators.classical_common`.
 * :func:`trim_to_degrees` — drops random affinity edges at nodes that drew more than their degree.
-* :func:`merge_components` — connects the smallest components to the largest one until the component count reaches
+* :func:`merge_components` — connects the other components (largest first) to the largest one until the count reaches
   a target, each new edge paid for by deleting an edge between two nodes of degree >= 3 in the largest component.
 """
 

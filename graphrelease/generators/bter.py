@@ -34,7 +34,8 @@ degree minus expected affinity degree); the block-pair counts are the released o
 fitting to the blocks' excess volumes, and one reweighted redraw lifts the hubs that distinct-pair sampling
 saturates, and hubs still short of their degree get their missing edges across blocks (edge count kept); (c) components
 other than the largest are joined to it, the largest first, until the released component count is reached.
-Time and memory are linear in the edges (Slashdot, 504k edges: about 9 CPU-s and 0.3 GiB for fit + sample).
+Time and memory are linear in the edges (Slashdot, 504k edges: about 12-13 CPU-s and 0.3 GiB for fit + sample at
+epsilon 1, traced).
 
 Known limit (measured, ``reports/structure_fidelity.md``): BTER's groups put triangles among nodes of similar degree;
 graphs whose low-degree nodes close triangles with hubs (Slashdot) get their triangle count but too low an average
@@ -225,8 +226,9 @@ class FittedBTER(ReleasedParams):
         shape = None
         if prof is not None:
             # Per-degree clustering (BTER's c_d): each affinity group takes the profile class of its size - 1 (its
-            # lowest released degree, rounded); its first density is the one whose capped triangle incidences alone would meet the class's
-            # released target, relative to the largest (the level is solved below from the triangle count).
+            # lowest released degree, rounded); its first density is the one whose capped triangle incidences alone
+            # would meet the class's released target, relative to the largest (the level is solved below from the
+            # triangle count).
             merged, targets = prof
             gclass = merged[np.minimum(np.maximum(profile_classes(sizes - 1.0), 0), merged.size - 1)]
             weight = 3.0 * c3 * np.minimum(1.0, cap / np.maximum(sizes - 1.0, 1.0))
@@ -236,12 +238,12 @@ class FittedBTER(ReleasedParams):
         wanted = target
         rho = group_densities(starts, max_edges, wanted, power, shape)
         keys, inner = self._draw(rng, order, starts, rho)
-        # Up to three corrections from measured counts (four measured draws). First: the triangles outside the groups (phase 2 and mixed)
-        # are got - (triangles of the affinity edges), and trimming keeps a measured share of the expected group
-        # ones. Then a secant step through the last two (wanted, got) points, since the outside triangles themselves
-        # move with the group densities (hubs' excess degrees change). With a profile, every step also moves each
-        # class's group densities by the cube root of its released share over its measured share of the capped
-        # incidences (the same statistic, measured on the draw).
+        # Up to three corrections from measured counts (four measured draws). First: the triangles outside the
+        # groups (phase 2 and mixed) are got - (triangles of the affinity edges), and trimming keeps a measured share
+        # of the expected group ones. Then a secant step through the last two (wanted, got) points, since the outside
+        # triangles themselves move with the group densities (hubs' excess degrees change). With a profile, every
+        # step also moves each class's group densities by the cube root of its released share over its measured
+        # share of the capped incidences (the same statistic, measured on the draw).
         history: list[tuple[float, float]] = []
         best: tuple[float, np.ndarray, np.ndarray] | None = None
         for step in range(4):

@@ -152,6 +152,24 @@ def test_merge_components_keeps_edge_count():
     assert sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0] == 3
 
 
+
+def test_merge_components_joins_the_largest_other_components_first():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(2)
+    # A 40-node cycle with chords, a 12-node path and six separate edges: one join allowed (target 7 of 8).
+    n = 64
+    cyc = np.stack([np.arange(40), (np.arange(40) + 1) % 40], 1)
+    chords = np.stack([np.arange(0, 40, 2), (np.arange(0, 40, 2) + 5) % 40], 1)
+    path = np.stack([np.arange(40, 51), np.arange(41, 52)], 1)
+    pairs = np.stack([np.arange(52, 64, 2), np.arange(53, 64, 2)], 1)
+    keys = np.unique(pair_keys(np.vstack([cyc, chords, path, pairs]), n))
+    out = merge_components(n, keys, 7.0, np.ones(n), rng)
+    _, comp = sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)
+    # The path joined the giant component (52 nodes); the six pairs stay apart, as a real graph's tiny components.
+    assert np.bincount(comp).max() == 52 and out.size == keys.size
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [1.0, 4.0])  # at 4 the label sweeps run (Slashdot's mean degree 12.3)
 def test_slashdot_under_30_cpu_seconds_and_2_gib(data_dir, epsilon):
