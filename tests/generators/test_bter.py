@@ -353,3 +353,25 @@ def test_cumulative_degree_counts_improve_a_sparse_graph(data_dir):
             rows.append([kl(graph.degrees(), g.degrees()), abs(ac - truth_ac) / truth_ac])
         medians[name] = np.median(np.array(rows), axis=0)
     assert medians["default"][0] < medians["old"][0], medians
+
+
+@pytest.mark.slow
+def test_average_clustering_does_not_swing_with_where_the_sampler_stops(data_dir):
+    """Seeded (3 fits x 2 samples on Chameleon at epsilon 4; ~20 s). Chameleon's triangle count is nearly flat in the
+    affinity-group density while its average clustering goes as density^3; with a 5% triangle tolerance one fit's
+    samples stopped early at average-clustering RE 0.12-0.24 while others reached 0.01-0.04. With the 2% tolerance and
+    the closest of four measured draws: 0.03-0.13 (the report's permuted ids, as here)."""
+    from graphrelease.graph import Graph
+
+    raw = load_npz_graph(data_dir, "chameleon")
+    # The report's permutation of the node ids (benchmarks/bench_structure.py: seed = sum of the name's characters).
+    perm = np.random.default_rng(sum(map(ord, "chameleon"))).permutation(raw.num_nodes)
+    chameleon, _ = Graph.from_edges(raw.num_nodes, perm[raw.edges])
+    truth = float(chameleon.to_igraph().transitivity_avglocal_undirected(mode="zero"))
+    errors = []
+    for seed in range(3):
+        fitted = DPBTER(seed=900 + seed).fit(chameleon, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
+        for draw in range(2):
+            g = fitted.sample(1, rng=np.random.default_rng(draw))[0]
+            errors.append(abs(float(g.to_igraph().transitivity_avglocal_undirected(mode="zero")) - truth) / truth)
+    assert max(errors) < 0.2, errors
