@@ -22,6 +22,7 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
     ("edge", "dp_dcsbm.partition_select"): 4.0,
     ("edge", "dp_bter.sorted_degrees"): 2.0,
     ("edge", "dp_bter.node_degrees"): 2.0,
+    ("edge", "dp_bter.cumulative_degrees"): 2.0,
     ("edge", "dp_bter.block_counts"): 1.0,
     ("edge", "dp_bter.edge_count"): 1.0,
     ("edge", "dp_bter.components"): 1.0,
