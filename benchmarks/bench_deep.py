@@ -235,7 +235,10 @@ triangle error at epsilon 1 on every share tried (two fits, same samples: 0.174 
 statistics; it supplies the released per-node embeddings. We also tried Poisson-scale jitter of the released degrees
 before sampling (Facebook degree KL at epsilon 1: 0.176 -> 0.121 and 0.164 -> 0.098 on two fits), but it raised
 Cora's (0.064 -> 0.115, 0.089 -> 0.145) and Facebook's at epsilon 4 in one of two fits (0.072 -> 0.100), so it was
-not kept. Facebook's degree KL is what remains for this mode.
+not kept. Moving budget from the partition to the sorted degrees (shares 0.40 sorted, 0.20 partition, 0.15 triangles
+instead of 0.22 / 0.35 / 0.18; Facebook, two fits each) lowered degree KL only to 0.117-0.136 at epsilon 1 (base
+0.122-0.157) and 0.097-0.100 at 4 (base 0.109-0.114), still above `dp_dcsbm`, and cost Louvain NMI at 4 (0.30-0.32
+against 0.38-0.39), so the shares stay dp_bter's. Facebook's degree KL is what remains for this mode.
 
 **Fit cost ("done when").** A 1,500-graph collection: `measured` fits IMDB-MULTI in 9-13 CPU-s (target under 5
 CPU-min). One graph with 504k edges (Slashdot), mode `measured`, epsilon 1: fit + one sample 30.2 CPU-s for DPGVAE
