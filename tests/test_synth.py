@@ -51,7 +51,8 @@ def test_release_holds_no_private_metadata(release, cora_small):
     assert not any("seed" in k.lower() for k in cert.get("extra", {}))
     assert "input_sha256" not in text
     stages = [e["stage"] for e in cert["ledger"]["entries"]]
-    assert stages[0] == "dpgvae.edge_count"  # the edge count used by sampling went through a mechanism
+    # one graph, default deep mode `measured`: every value sampling uses went through dp_bter's mechanisms
+    assert stages[0] == "dp_bter.sorted_degrees" and all(s.startswith("dp_bter.") for s in stages)
 
 
 def test_sample_release_is_post_processing(release, tmp_path):
@@ -97,7 +98,7 @@ def test_bad_options(cora_small, tmp_path, release):
 def test_infeasible_budget_message(cora_small, tmp_path):
     with pytest.raises(BudgetError, match="smallest feasible epsilon"):
         synthesize(cora_small, method="dpgvae", epsilon=1e-3, out=tmp_path / "b",
-                   options={"steps": 2000, "batch_size": 280})
+                   mode="buckets", options={"steps": 2000, "batch_size": 280})
     assert not (tmp_path / "b").exists()
 
 

@@ -15,10 +15,12 @@ Modes (``mode=``):
                  accounting with pair rate q^2/m.
 ``graphs``       a collection: one example = one graph (Poisson-sampled), whole gradient clipped. Graph adjacency:
                  add/remove subsampled Gaussian; edge adjacency: replace-one under Poisson sampling.
-``measured``     a collection, edge adjacency (issue 16): the whole budget buys per-graph DP statistics (edge, triangle
-                 and component counts, per-size-class degree histograms; :mod:`~graphrelease.generators.deep_measured`)
-                 and a conditional latent-distance decoder is trained on them only (post-processing;
-                 :mod:`~graphrelease.generators.deep_conditional`). DPGVAE and DPGGAN share this network and objective.
+``measured``     edge adjacency (issue 16), measure then generate. A collection: the whole budget buys per-graph DP
+                 statistics (edge, triangle and component counts, per-size-class degree histograms;
+                 :mod:`~graphrelease.generators.deep_measured`) and a conditional latent-distance decoder is trained
+                 on them only (:mod:`~graphrelease.generators.deep_conditional`). One graph: the whole budget buys
+                 dp_bter's statistics and the GVAE/GGAN is trained on skeletons drawn from them
+                 (:mod:`~graphrelease.generators.deep_single`). Both are post-processing after the measurements.
 ``auto``         :data:`DEFAULT_COLLECTION_MODE` for collections, :data:`DEFAULT_SINGLE_MODE` for one graph.
 
 Released (``model/``): the decoder weights, its config, the node-count model, the DP edge-count target and — for
@@ -46,10 +48,11 @@ MODES = ("auto", "nonprivate", "paper", "edge-tuples", "buckets", "graphs", "mea
 #: Default sound mode for a collection under edge adjacency (graph adjacency falls back to ``graphs``); decided in
 #: reports/deep_generators.md.
 DEFAULT_COLLECTION_MODE = "measured"
-#: Default sound mode for one large graph: buckets won 21 of 29 metric comparisons against edge-tuples (Cora and
-#: Facebook, epsilon 1 and 4, medians of 3 runs; decision rule and table in reports/synth_benchmark.md). Edge-tuples
-#: at its default schedule keeps the degree spread on Cora but generates nearly triangle-free, community-free graphs.
-DEFAULT_SINGLE_MODE = "buckets"
+#: Default sound mode for one large graph (issue 16): ``measured`` (dp_bter's statistics, then the network trained
+#: on post-processing; :mod:`~graphrelease.generators.deep_single`) beats ``buckets`` and ``dp_dcsbm`` on triangles,
+#: global clustering and degree KL on Cora and Facebook at epsilon 1 and 4 (reports/deep_generators.md). ``buckets``
+#: and ``edge-tuples`` stay available (DP-SGD on the private graph; their prior-latent sampler isolates most nodes).
+DEFAULT_SINGLE_MODE = "measured"
 #: Noise multipliers above this make training useless; budgets that need more are refused (BudgetError).
 MAX_NOISE_MULTIPLIER = 200.0
 PAPER_NOTE = (
@@ -115,7 +118,7 @@ class DeepGraphGenerator(GraphGenerator):
                  sketch_share: float = 0.25, num_negatives: int = 256, bucket_size: int = 64,
                  bucket_rate: float = 1.0, max_nodes: int = 128, paper_noise_multiplier: float = 5.0,
                  paper_sample_rate: float = 0.01, max_steps: int = 2000, steps: int | None = None,
-                 feature_dim: int = 32, seed: int | None = None) -> None:
+                 feature_dim: int = 32, residual: float | None = None, seed: int | None = None) -> None:
         mode = (mode or self.default_mode).lower().replace("_", "-")
         if mode not in MODES:
             raise OptionError(f"unknown mode '{mode}' for {self.name}; choose one of: {', '.join(MODES)}")
@@ -146,6 +149,9 @@ class DeepGraphGenerator(GraphGenerator):
         self.paper_sigma, self.paper_rate = float(paper_noise_multiplier), float(paper_sample_rate)
         self.max_steps, self.steps, self.seed = int(max_steps), steps, seed
         self.feature_dim = int(feature_dim)
+        if residual is not None and not 0 <= residual <= 1:
+            raise OptionError(f"{self.name}: residual must be in [0, 1], got {residual!r}")
+        self.residual = residual
         self.last_info: dict[str, Any] = {}
 
     # ---------------------------------------------------------------------------------------------- dispatch
@@ -162,7 +168,7 @@ class DeepGraphGenerator(GraphGenerator):
         is_coll = isinstance(data, GraphCollection)
         if is_coll and mode in ("edge-tuples", "buckets", "paper"):
             raise OptionError(f"{self.name}: mode '{mode}' is for one graph; a collection takes mode 'graphs'")
-        if not is_coll and mode in ("graphs", "measured"):
+        if not is_coll and mode == "graphs":
             raise OptionError(f"{self.name}: mode '{mode}' is for a collection of graphs; give a collection")
         adjacency = budget.ledger.adjacency.kind.value
         if mode == "measured" and adjacency != "edge":
@@ -184,7 +190,7 @@ class DeepGraphGenerator(GraphGenerator):
         if mode == "buckets":
             return self._fit_buckets(data, **kw)
         if mode == "measured":
-            return self._fit_measured(data, **kw)
+            return self._fit_measured(data, **kw) if is_coll else self._fit_measured_single(data, **kw)
         return self._fit_graphs(data, adjacency, **kw)
 
     def _fit_measured(self, coll: GraphCollection, *, budget, np_rng, noise_gen, gen, progress):
@@ -206,6 +212,18 @@ class DeepGraphGenerator(GraphGenerator):
         return dc.FittedMeasured(net, stats, {"method": self.name, "mode": "measured", "gan": self.gan,
                                               "steps": steps, "decoder": "conditional latent-distance MLP",
                                               "public_assumptions": public})
+
+    def _fit_measured_single(self, graph: Graph, *, budget, np_rng, noise_gen, gen, progress):
+        from graphrelease.generators import deep_single as ds
+
+        steps = self.steps or int(ds.DEFAULT_STEPS * (self.epochs or 1))
+        residual = ds.DEFAULT_RESIDUAL if self.residual is None else self.residual
+        self.last_info.update(steps=steps, residual=residual)
+        return ds.fit_measured_single(
+            graph, budget, make_net=lambda d: self._net(d, gen, disc_in=d), features=self._features(graph),
+            feature_dim=self.feature_dim, steps=steps, lr=self.lr or 1e-2, residual=residual, seed=self.seed,
+            gen=gen, rng=np_rng, config=self._config("measured", node_counts=_fixed_count(graph.num_nodes)),
+            progress=progress)
 
     def _net(self, in_dim: int, gen: torch.Generator, *, encoder: str = "gcn", disc_in: int | None = None
              ) -> dt.DeepNet:

@@ -102,13 +102,18 @@ def test_measured_fit_ledger_and_round_trip(mutag, tmp_path):
     assert [g.edges.tolist() for g in a] == [g.edges.tolist() for g in b]
 
 
-def test_measured_refuses_graph_adjacency_and_single_graphs(mutag):
+def test_measured_refuses_graph_adjacency(mutag):
     from graphrelease.errors import OptionError
+    from graphrelease.generators.deep_single import FittedMeasuredSingle
 
     with pytest.raises(OptionError):
         GENERATORS.get("dpgvae")(mode="measured").fit(mutag, Budget(epsilon=1.0, delta=1e-6, adjacency="graph"))
     with pytest.raises(OptionError):
-        GENERATORS.get("dpgvae")(mode="measured").fit(mutag[0], Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
+        GENERATORS.get("dpgvae")(mode="measured").fit(mutag[0], Budget(epsilon=1.0, delta=1e-6, adjacency="graph"))
+    # one graph under edge adjacency is the single-graph measured mode (tests/generators/test_deep_single.py)
+    fitted = GENERATORS.get("dpgvae")(mode="measured", steps=2).fit(
+        mutag[0], Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
+    assert isinstance(fitted, FittedMeasuredSingle)
 
 
 def _degree_cosine(coll: GraphCollection, method: str, mode: str, eps: float, **kw) -> float:
