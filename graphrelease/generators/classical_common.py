@@ -49,18 +49,23 @@ def split_fractions(fractions: dict[str, float], generator: str) -> dict[str, fl
 
 
 def laplace_entry(stage: str, epsilon: float, sensitivity: float, proof: str, note: str = "",
-                  count: int = 1) -> LedgerEntry:
-    """Ledger entry of a Laplace mechanism with scale ``sensitivity / epsilon`` (L1 sensitivity)."""
+                  count: int = 1, cap: float | None = None) -> LedgerEntry:
+    """Ledger entry of a Laplace mechanism with scale ``sensitivity / epsilon`` (L1 sensitivity). ``cap``: the degree
+    cap a capped query's sensitivity is a multiple of, stated so ``certificate verify`` can recompute it."""
+    params = {"epsilon": float(epsilon), "scale": float(sensitivity) / float(epsilon)}
+    if cap is not None:
+        params["cap"] = float(cap)
     return LedgerEntry(
         mechanism="laplace", stage=stage,
-        params={"epsilon": float(epsilon), "scale": float(sensitivity) / float(epsilon)},
+        params=params,
         count=count,
         sensitivity=float(sensitivity), proof=proof, note=note,
     )
 
 
 def charge_laplace(budget: "Budget", rng: np.random.Generator, values: np.ndarray | float, *, epsilon: float,
-                   sensitivity: float, stage: str, proof: str, note: str = "") -> np.ndarray:
+                   sensitivity: float, stage: str, proof: str, note: str = "", cap: float | None = None
+                   ) -> np.ndarray:
     r"""Release ``values + Lap(sensitivity / epsilon)`` (float64), charging the budget first.
 
     .. math:: \tilde f(G) = f(G) + \mathrm{Lap}(\Delta_1 / \varepsilon)^{\otimes d}
@@ -68,7 +73,7 @@ def charge_laplace(budget: "Budget", rng: np.random.Generator, values: np.ndarra
     is :math:`\varepsilon`-DP when :math:`\|f(G) - f(G')\|_1 \le \Delta_1` for neighbouring graphs (Dwork et al.
     2006, Thm. 1). ``values`` is the whole pre-noise vector of the query.
     """
-    budget.charge(laplace_entry(stage, epsilon, sensitivity, proof, note))
+    budget.charge(laplace_entry(stage, epsilon, sensitivity, proof, note, cap=cap))
     x = np.asarray(values, dtype=np.float64)
     return x + rng.laplace(0.0, float(sensitivity) / float(epsilon), size=x.shape)
 

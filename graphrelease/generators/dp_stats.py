@@ -385,7 +385,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         sens1 = triangle_profile_sensitivity(cap1)
         noisy_profile = np.asarray(charge_laplace(
             budget, rng, triangle_profile(graph, cap1, profile_class_count(deg_hat)), epsilon=eps1,
-            sensitivity=sens1, stage=f"{stage}.triangles_profile", proof=PROOF,
+            sensitivity=sens1, stage=f"{stage}.triangles_profile", proof=PROOF, cap=cap1,
             note=f"capped triangle incidences per soft log2 degree class, cap {cap1:.4g}, L1 sensitivity 10 x cap"),
             dtype=np.float64).reshape(-1)
         t1 = float(noisy_profile.sum()) / 3.0
@@ -393,7 +393,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         sens1 = capped_triangle_sensitivity(cap1)
         noisy_profile = np.zeros(0)
         t1 = float(charge_laplace(budget, rng, capped(cap1), epsilon=eps1, sensitivity=sens1,
-                                  stage=f"{stage}.triangles_scale", proof=PROOF,
+                                  stage=f"{stage}.triangles_scale", proof=PROOF, cap=cap1,
                                   note=f"smoothly capped triangle count, cap {cap1:.4g}, L1 sensitivity 2 x cap"))
     dd = np.maximum(deg_hat, 1.0)
     base = float(np.sum(dd * (dd - 1.0) / 2.0 * np.minimum(1.0, cap1 / dd)))
@@ -404,7 +404,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     mse = bias ** 2 + 2.0 * (capped_triangle_sensitivity(1.0) * grid / eps2) ** 2
     cap2 = float(grid[int(np.argmin(mse))])
     t2 = float(charge_laplace(budget, rng, capped(cap2), epsilon=eps2, sensitivity=capped_triangle_sensitivity(cap2),
-                              stage=f"{stage}.triangles", proof=PROOF,
+                              stage=f"{stage}.triangles", proof=PROOF, cap=cap2,
                               note=f"smoothly capped triangle count, cap {cap2:.4g}, L1 sensitivity 2 x cap"))
     estimate = max(0.0, t2 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa)[0]))
     return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1,

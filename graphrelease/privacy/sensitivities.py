@@ -46,6 +46,15 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
 }
 
 
+#: (adjacency kind, stage) -> multiple of the entry's stated degree cap (``params["cap"]``) that the proof establishes
+#: for capped queries, whose cap is chosen from released degrees (docs/privacy.md#dp-bter).
+CAP_MULTIPLE_SENSITIVITY: dict[tuple[str, str], float] = {
+    ("edge", "dp_bter.triangles_scale"): 2.0,
+    ("edge", "dp_bter.triangles"): 2.0,
+    ("edge", "dp_bter.triangles_profile"): 10.0,
+}
+
+
 def declared_sensitivity(adjacency_kind: str, stage: str) -> float | None:
     """The proved sensitivity of ``stage`` under ``adjacency_kind``, or None when it is not a constant."""
     return DECLARED_SENSITIVITY.get((str(adjacency_kind), str(stage)))
@@ -74,4 +83,12 @@ def _entry_problems(entry, adjacency_kind: str) -> list[str]:
     proved = declared_sensitivity(adjacency_kind, entry.stage)
     if proved is not None and abs(float(entry.sensitivity) - proved) > 1e-12:
         problems.append(f"{entry.stage}: stated sensitivity {entry.sensitivity} but its proof establishes {proved}")
+    multiple = CAP_MULTIPLE_SENSITIVITY.get((str(adjacency_kind), str(entry.stage)))
+    if multiple is not None:
+        if "cap" not in p:
+            problems.append(f"{entry.stage}: states no degree cap, so its sensitivity ({multiple:g} x cap) cannot be "
+                            "recomputed")
+        elif abs(float(entry.sensitivity) - multiple * float(p["cap"])) > 1e-9 * max(1.0, float(entry.sensitivity)):
+            problems.append(f"{entry.stage}: stated sensitivity {entry.sensitivity} but its proof establishes "
+                            f"{multiple:g} x cap {p['cap']} = {multiple * float(p['cap']):.6g}")
     return problems

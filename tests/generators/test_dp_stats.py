@@ -227,3 +227,42 @@ def test_cumulative_counts_fix_the_low_degrees(cora):
     assert budget.ledger.entries[2].stage == "t.cumulative_degrees"
     assert budget.ledger.entries[2].sensitivity == CUMULATIVE_SENSITIVITY
     assert math.isclose(basic_composition(budget), 0.37, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("centre_degree,expected", [(62, 2.0), (63, 2.0), (64, 0.0), (65, 0.0)])
+def test_cumulative_counts_at_the_cap(centre_degree, expected):
+    # Two stars whose centres have the given degree, then the edge joining the centres: each centre moves from d to
+    # d + 1, which lowers F(d) by one while d is below the length (64) and changes nothing at or above it.
+    from graphrelease.generators.dp_stats import CUMULATIVE_DEGREES
+
+    assert CUMULATIVE_DEGREES == 64
+    leaves = np.arange(centre_degree)
+    star = np.concatenate([np.stack([np.zeros(centre_degree, np.int64), 2 + leaves], 1),
+                           np.stack([np.ones(centre_degree, np.int64), 2 + centre_degree + leaves], 1)])
+    n = 2 + 2 * centre_degree
+    before = cumulative_degree_counts(Graph.from_edges(n, star)[0].degrees())
+    after = cumulative_degree_counts(Graph.from_edges(n, np.vstack([star, [[0, 1]]]))[0].degrees())
+    assert np.abs(after - before).sum() == expected <= CUMULATIVE_SENSITIVITY
+
+
+@pytest.mark.parametrize("profile", [False, True])
+def test_verifier_recomputes_capped_triangle_sensitivities(cora, profile):
+    # The triangle stages' sensitivities are multiples of a cap chosen from released degrees: the entries state the
+    # cap, and an entry whose sensitivity and scale were edited together no longer verifies.
+    from dataclasses import replace
+
+    from graphrelease.privacy.sensitivities import entry_problems
+
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    rng = np.random.default_rng(5)
+    deg = release_degrees(cora, budget, rng, epsilon_sorted=0.3, epsilon_rank=0.2, stage="dp_bter")
+    release_triangles(cora, budget, rng, epsilon=0.5, degrees=deg.values, stage="dp_bter", profile=profile)
+    capped = [e for e in budget.ledger if e.stage.startswith("dp_bter.triangles")]
+    assert len(capped) == 2 and all("cap" in e.params for e in capped)
+    assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
+    for entry in capped:
+        halved = replace(entry, sensitivity=entry.sensitivity / 2,
+                         params={**entry.params, "scale": entry.params["scale"] / 2})
+        assert any("x cap" in p for p in entry_problems(halved, "edge"))
+        uncapped = replace(entry, params={k: v for k, v in entry.params.items() if k != "cap"})
+        assert any("no degree cap" in p for p in entry_problems(uncapped, "edge"))
