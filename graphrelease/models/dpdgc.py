@@ -317,7 +317,11 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         g = group_size_for(kind, k, c.degree_cap)
         if c.graph_share == "auto":
             c.graph_share = 1.0 / g if kind != "edge" else 0.5
-        if not 0.0 < float(c.graph_share) < 1.0:
+        try:
+            c.graph_share = float(c.graph_share)
+        except (TypeError, ValueError):
+            raise OptionError(f"dpdgc: graph_share must be a number in (0, 1) or 'auto', got {c.graph_share!r}") from None
+        if not 0.0 < c.graph_share < 1.0:
             raise OptionError(f"dpdgc: graph_share must be in (0, 1) or 'auto', got {c.graph_share!r}")
         if c.z_inputs == "auto":
             c.z_inputs = "scaled" if kind == "edge" else "rownorm"
