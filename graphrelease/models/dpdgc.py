@@ -287,7 +287,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     def __init__(self, **options: Any) -> None:
         self.config = DPDGCConfig(**options)
         self.emb: DPEmb | None = None
-        self.classifier: DecoupledClassifier | None = None
+        self.classifier: DecoupledClassifier | ResidualGraphHead | None = None
         self.prior: ProbEncoder | None = None
         self.noise_scale = 0.0
         self.z_noise_std = 0.0
