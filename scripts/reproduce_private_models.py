@@ -31,7 +31,9 @@ DATA = ROOT.parent / "shared" / "data" / "single"
 # defaults (every training node a source, 100 epochs).
 OPTIONS = {
     "dp-mlp": {"epochs": 20},
-    "gap": {"encoder_epochs": 20, "epochs": 20},
+    # GAP under node adjacency trains one network in two phases (encoder, then classifier with the hops): 10 + 10 =
+    # DP-MLP's 20 epochs (issue #17, models/residual.py); fixed by that rule, not chosen on a split.
+    "gap": {"encoder_epochs": 10, "epochs": 10},
     "dpdgc": {"encoder_epochs": 5, "epochs": 20},
     "dpar": {},
 }
@@ -61,24 +63,53 @@ ISSUE17_NOTE = ("**Issue #17 re-run (2026-11-24).** The k-neighbor and node rows
                 "re-run cells show '-'. The `edge, eps=1 (edge report)` row is read from "
                 "`reports/private_models_edge.jsonl` (the current models, 5 seeds; eps 1/2/4/8 in "
                 "`reports/private_models_edge.md`). The GAP weighting comparison and the link-prediction table below "
-                "were measured before issue #17 (GAP: 32-dim encoder bottleneck, two Gaussian hops).")
+                "were measured before issue #17 (GAP: 32-dim encoder bottleneck, two Gaussian hops).\n\n"
+                "**Residual re-run (2026-11-24, second session).** Every GAP and DPDGC k-neighbor / node cell was "
+                "re-run after the node-adjacency fix (`graphrelease/models/residual.py`): the private classifier is "
+                "DP-MLP's network with a zero-initialised linear read of the released graph inputs added to its "
+                "logits (GAP: its encoder's network continued, 10 + 10 epochs = DP-MLP's 20, row-normalised hops, "
+                "`hop_inputs=auto`; DPDGC: a fresh DP-MLP network, `graph_share=auto` = 1/g). The cells those replace "
+                "are kept in `reports/private_models_pre_residual.jsonl`; DP-MLP and DPAR cells of Cora, CiteSeer, "
+                "Chameleon and Squirrel are the earlier runs (their code did not change); Cora-ML, PubMed and "
+                "Tolokers were run in this session for every method.")
 
 SETTING_KEYS = {("edge", 1.0): "edge_eps1", ("k-neighbor:1", 16.0): "kneighbor_k1_eps16",
                 ("k-neighbor:5", 16.0): "kneighbor_k5_eps16", ("k-neighbor:25", 16.0): "kneighbor_k25_eps16",
                 ("node", 8.0): "node_eps8", ("node", 16.0): "node_eps16"}
 
 
-TABLE2_READING = """Reading Table 2 (k-neighbor and node rows re-run 2026-11-24 after issue #17, 5 seeds on Cora,
-CiteSeer, Chameleon, Squirrel; the other datasets' rows were not re-run):
+TABLE2_READING = """Reading Table 2 (k-neighbor and node rows; GAP / DPDGC cells re-run after the residual fix, 5 seeds
+unless n says otherwise; criterion of issue #17: GAP and DPDGC >= DP-MLP minus one DP-MLP std in every cell).
 
-- Under k-neighbor and node adjacency DP-MLP is still the best or tied-best column on Cora and CiteSeer: DPDGC is
-  4.0-4.8 points below it in every k-neighbor row and 3.5-5.2 below in the node rows; GAP is 1.2-2.8 below
-  (node eps 8 / 16). On Chameleon and Squirrel the three are within 2.1 points of each other (largest gaps: DPDGC
-  node eps 8 on Squirrel 30.4 vs 32.5 ± 1.2, k-neighbor:1 on Chameleon 40.0 vs 41.8 ± 1.7; GAP is ahead on
-  Chameleon node eps 8, 42.7 vs 41.6). The "GAP and DPDGC >= DP-MLP minus one std in every cell" goal of issue #17
-  is therefore met under edge adjacency but not under k-neighbor / node adjacency. The issue #17 changes were edge-adjacency changes (public prior,
-  cross-fitting, Laplace rows, hop choice, one-sided labels all need public features or labels); under these
-  adjacencies the features are private, so none of them applies.
+- Cause, measured (Cora, node eps 8, validation split, before the fix): GAP's three stages shared one noise
+  multiplier of 2.15 against DP-MLP's 1.58 (encoder 20 + classifier 20 epochs); its encoder alone scored 64.4% vs
+  DP-MLP's 68.4% (3 seeds) and the per-hop classifier re-learnt the feature path from that noisier encoder. GAP's
+  node-level aggregate is noise (std 22.5 against rows of norm <= D = 10; Cora's mean degree is 3.9). DPDGC gave
+  its topology stages half of epsilon (Z noise std 128 at node eps 8: pure noise), so its classifier trained at
+  the noise of DP-MLP at about eps 4 (63.4% vs DP-MLP at eps 4: 62.6%, at eps 8: 68.4%).
+- Fix (`graphrelease/models/residual.py`): the private classifier is DP-MLP's network plus a zero-initialised
+  linear read of the released graph inputs. GAP continues its encoder's network (10 + 10 epochs = DP-MLP's 20;
+  noise multiplier 1.67 vs 1.58 on Cora, 1.57 vs 1.46 on Cora-ML: the aggregation's share) with row-normalised
+  hops (`hop_inputs=auto`; checked on Cora's validation split, 8 seeds: rownorm 69.0, scaled 67.8, DP-MLP 68.2 -
+  a non-private look at Cora's validation labels, a public default elsewhere); DPDGC's topology share is 1/g
+  (`graph_share=auto`, g = k+1 or D+1 from public values, not chosen on any split). No new mechanism: the same
+  ledger entries, re-calibrated.
+- Before -> after (GAP / DPDGC vs DP-MLP): Cora node eps 8 GAP 66.4 -> 68.4, DPDGC 64.0 -> 69.7 (DP-MLP 69.2 ±
+  0.4); node eps 16 GAP 70.1 -> 71.0, DPDGC 67.6 -> 71.3 (71.3 ± 1.7); k-neighbor DPDGC 64.6-65.4 -> 68.7-69.9
+  (69.4 ± 1.5). CiteSeer node eps 8 GAP 64.7 -> 66.1, DPDGC 62.9 -> 66.1 (66.4 ± 0.7); node eps 16 GAP 66.5 ->
+  67.7, DPDGC 63.5 -> 65.6 (67.8 ± 1.7); k-neighbor DPDGC 61.9-62.7 -> 66.3-67.1 (66.7 ± 1.1). Chameleon and
+  Squirrel: every GAP / DPDGC cell within one std of DP-MLP (they were within 2.1 points before).
+- Criterion met on Cora, CiteSeer, Chameleon, Squirrel in every cell except Cora GAP node eps 8 (68.4 vs 69.2 ±
+  0.4: 0.8 below, 2 std of a DP-MLP spread that is small by chance - 1.5 over 8 validation seeds) and CiteSeer
+  DPDGC node eps 16 (65.6 vs 67.8 ± 1.7: 1.3 std below; at node eps 8 it is 66.1 vs 66.4). Not met on Cora-ML in
+  any cell: GAP / DPDGC 2-4 points below under node adjacency and DPDGC 3-7 below under k-neighbor (k = 1: 62.5
+  vs 69.2, share 1/2 of eps 16). Cora-ML's DP-MLP is steep in the noise (68.8 at node eps 8, 75.2 at eps 16), so
+  GAP's aggregation share (multiplier 1.57 vs 1.46) costs more there; for DPDGC at node eps 8 the classifier's
+  multiplier equals DP-MLP's to 0.5% (1.473 vs 1.465) and zeroing its Z input leaves 62.6% validation / 65.0%
+  test (4 seeds, vs DP-MLP 64.6 / 67.1 on the same seeds): within the run-to-run spread (about ±2.5 points per
+  run here), so the remaining Cora-ML gap is not explained by the budget or the Z head and needs more seeds.
+  PubMed here has no node features: every method sits at the majority rate (39.4-40.4%) and every GAP / DPDGC
+  cell meets the criterion.
 - DPAR at node eps 8 (its defaults: every training node a source, EM1, col_cap 8, 100 epochs) scores 18.8-23.7,
   at or below the majority-class rate (Cora 29.4, CiteSeer 22.0, Chameleon 22.9; Squirrel 18.6 against DPAR's
   20.4), far below DP-MLP on every re-run dataset. Why, with numbers (Cora, 1,354 training slots; the
@@ -91,8 +122,8 @@ CiteSeer, Chameleon, Squirrel; the other datasets' rows were not re-run):
   by Gumbel noise of scale 2c / 0.0015 = 410 on entries <= c = 0.3: random). Under sound accounting the method
   cannot beat DP-MLP at eps 8 unless col_cap (the classifier's group) is near 1, which leaves each node in at most
   one source's aggregate.
-- PubMed here has no node features and Tolokers is 78% one class: every method sat at the majority-class rate in
-  the pre-issue-17 runs (reports/private_models_pre17.jsonl) and the edge report finds the same for Tolokers.
+- Tolokers is 78% one class: every GAP / DPDGC / DP-MLP cell is 77.9 ± 0.5, the majority rate (DPAR 76.5), so
+  the criterion holds there without saying anything about the graph.
 """
 
 
@@ -264,8 +295,9 @@ def render(results: Path, out: Path, command: str) -> None:
         "fit times below are therefore upper bounds and not comparable across datasets); cells with n < 5 had not been "
         "reached when the session ended; rerun the command (it resumes from reports/private_models.jsonl, and "
         "`--only-table2 --dataset-major` fills Table-2 cells dataset by dataset). "
-        "DPDGC gives its topology stages (DP-Emb + Z) half of epsilon (`graph_share=0.5`) and the private "
-        "classifier the rest; under edge adjacency the classifier is free and the topology stages get all of it.",
+        "Under k-neighbor / node adjacency DPDGC gives its topology stages (DP-Emb + Z) 1/g of epsilon "
+        "(`graph_share=auto`, g = k+1 or D+1 = 11, public; 0.5 before the residual re-run) and the private classifier "
+        "the rest; under edge adjacency the classifier is free and the topology stages get all of it.",
         "",
         "DPDGC column: DPDGC runs measured before commit 1675787 (when the unnormalised noisy Z swamped the "
         "classifier's feature channel: k-neighbor/node accuracies ~18-24%, a bug, not a property of the method) were "

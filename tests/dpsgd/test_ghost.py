@@ -13,7 +13,8 @@ from graphrelease.dpsgd import FlatClipping, PerGroupClipping, clipped_grad_sum
 from graphrelease.dpsgd.ghost import ghost_clipped_sum, ghost_supported
 from graphrelease.errors import OptionError
 from graphrelease.models.common import MLP
-from graphrelease.models.dpdgc import DecoupledClassifier, _xz_batch_loss, _xz_example_loss
+from graphrelease.models.dpdgc import DecoupledClassifier
+from graphrelease.models.residual import ResidualGraphHead, xz_batch_loss, xz_example_loss
 from graphrelease.models.gap import HopClassifier
 from graphrelease.models.mlp import node_batch_loss, node_example_loss
 from graphrelease.testing import assert_within, coupled_poisson_mask, node_neighbours, probe_sensitivity
@@ -55,7 +56,17 @@ def test_ghost_equals_exact_on_gap_hop_classifier():
 def test_ghost_equals_exact_on_dpdgc_classifier():
     torch.manual_seed(2)
     x, z, y = torch.randn(64, 30), torch.randn(64, 7), torch.randint(0, 4, (64,))
-    _compare(DecoupledClassifier(30, 7, 16, 4), _xz_example_loss, _xz_batch_loss, (x, z, y), 64)
+    _compare(DecoupledClassifier(30, 7, 16, 4), xz_example_loss, xz_batch_loss, (x, z, y), 64)
+
+
+def test_ghost_equals_exact_on_residual_head():
+    """GAP's / DPDGC's node-adjacency classifier (models/residual.py); the head is made non-zero so every layer
+    carries a gradient that the clip factor scales."""
+    torch.manual_seed(3)
+    model = ResidualGraphHead(MLP(30, 16, 4, layers=2), 7, 4)
+    torch.nn.init.normal_(model.graph.weight)
+    x, z, y = torch.randn(64, 30), torch.randn(64, 7), torch.randint(0, 4, (64,))
+    _compare(model, xz_example_loss, xz_batch_loss, (x, z, y), 64)
 
 
 def test_ghost_node_probe_sensitivity_C(data_dir):

@@ -1,0 +1,84 @@
+"""The node-/k-neighbour-adjacency classifier of GAP and DPDGC (models/residual.py): it starts as the feature-only
+network, GAP's classifier continues the encoder's network, DPDGC's topology share follows the public group size."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _small import small_cora  # noqa: E402
+
+from graphrelease.models.common import MLP  # noqa: E402
+from graphrelease.models.dpdgc import DPDGC  # noqa: E402
+from graphrelease.models.gap import GAP  # noqa: E402
+from graphrelease.models.residual import ResidualGraphHead  # noqa: E402
+from graphrelease.privacy.accountants import compute_epsilon  # noqa: E402
+from graphrelease.privacy.budget import Budget  # noqa: E402
+
+
+def test_head_starts_as_the_feature_network():
+    torch.manual_seed(0)
+    net = MLP(12, 8, 3, layers=2)
+    model = ResidualGraphHead(net, 5, 3)
+    x = torch.randn(20, 12)
+    for z in (torch.zeros(20, 5), 100.0 * torch.randn(20, 5)):  # any graph input: the head reads it with weight 0
+        assert torch.equal(model((x, z)), net(x))
+
+
+def test_gap_node_classifier_continues_the_encoder(data_dir, tmp_path):
+    """Under node adjacency the classifier's feature path IS the encoder's network (one set of parameters, trained
+    in the encoder phase then the classifier phase); the ledger holds the same three stages; a saved release
+    predicts the same labels after loading."""
+    g = small_cora(data_dir, n=300)
+    b = Budget(epsilon=16.0, delta=1e-5, adjacency="node", accountant="rdp")
+    m = GAP(encoder_epochs=2, epochs=2, degree_cap=5).fit(g, b)
+    assert isinstance(m.classifier, ResidualGraphHead) and m.classifier.net is m.encoder.net
+    assert [e.stage for e in b.ledger] == ["gap.encoder.dpsgd", "gap.aggregation.sum", "gap.classifier.dpsgd"]
+    assert b.spent_epsilon() <= 16.0
+    # the classifier phase trained the head: it left its zero start (DP-SGD noise alone moves it)
+    assert float(m.classifier.graph.weight.detach().abs().max()) > 0.0
+    m.save(tmp_path)
+    again = GAP.load(tmp_path, json.loads((tmp_path / "config.json").read_text()))
+    assert isinstance(again.classifier, ResidualGraphHead) and again.classifier.net is again.encoder.net
+    # same inputs (features and a hop block) -> the same logits; predict() itself re-aggregates with fresh noise
+    x = torch.as_tensor(np.array(g.dense_features(), dtype=np.float32))
+    hops = torch.randn(g.num_nodes, m.config.hops * m.h_dim, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert torch.allclose(again.classifier((x, hops)), m.classifier((x, hops)))
+
+
+def test_gap_edge_keeps_the_hop_classifier(data_dir):
+    g = small_cora(data_dir, n=200)
+    m = GAP(encoder_epochs=1, epochs=1).fit(g, Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp"))
+    assert not isinstance(m.classifier, ResidualGraphHead)
+
+
+@pytest.mark.parametrize("adjacency,group", [("node", 6), ("k-neighbor:3", 4)])
+def test_dpdgc_topology_share_is_one_over_group(data_dir, adjacency, group):
+    """graph_share="auto" = 1/g: the topology stages (DP-Emb + Z) composed alone spend at most eps/g; the whole
+    ledger stays within eps; the private classifier is the residual head."""
+    g = small_cora(data_dir, n=200)
+    eps, delta = 8.0, 1e-5
+    b = Budget(epsilon=eps, delta=delta, adjacency=adjacency, accountant="rdp")
+    m = DPDGC(encoder_epochs=1, epochs=2, degree_cap=5).fit(g, b)
+    assert m.config.graph_share == pytest.approx(1.0 / group)
+    enc, z, cls = b.ledger.entries
+    assert cls.stage == "dpdgc.classifier.dpsgd"
+    topology = compute_epsilon([enc, z], delta, accountant="rdp")
+    assert 0.9 * eps / group <= topology <= eps / group
+    assert b.spent_epsilon() <= eps
+    assert isinstance(m.classifier, ResidualGraphHead)
+
+
+def test_dpdgc_rejects_a_share_outside_the_unit_interval(data_dir):
+    from graphrelease.errors import OptionError
+
+    g = small_cora(data_dir, n=100)
+    with pytest.raises(OptionError):
+        DPDGC(graph_share=1.0).fit(g, Budget(epsilon=8.0, delta=1e-5, adjacency="node", accountant="rdp"))
