@@ -232,6 +232,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--ours-from", type=Path, default=None,
                     help="skip the peer: run ours at the claimed AND at our accountant's epsilon of the peer rows "
                          "in this JSON (a previous run of this script); writes --json")
+    ap.add_argument("--peer-only", action="store_true",
+                    help="only the peer's rows (ours from an earlier --json; the report takes each cell's latest file)")
     a = ap.parse_args(argv)
     if a.ours_from is not None:
         return ours_from(a)
@@ -247,6 +249,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(peer_row, flush=True)
             rows.append(peer_row)
             common.write_json(a.json, rows)  # after every cell: a cut-short run keeps what it measured
+            if a.peer_only:
+                continue
             eps = peer_row["claimed_epsilon"][0]
             runs = [common.run_child(Path(__file__), ["--peer", str(a.peer), "--eps", str(eps), "ours", graph,
                                                       setting, str(r)], extra_path=[], timeout=a.timeout)

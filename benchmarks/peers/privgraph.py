@@ -108,17 +108,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap = common.driver_parser(__doc__, peer="Privacy-Graph/PrivGraph", graphs="chameleon,facebook", cells=("epsilons", "1,3.5"),
                               name="privgraph", timeout=900)
     ap.add_argument("--extra-path", action="append", default=[], help="site dir with python-louvain etc.")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of " + ",".join(TOOLS))
     a = ap.parse_args(argv)
     rows = []
     for graph in a.graphs.split(","):
         for eps in [float(e) for e in a.epsilons.split(",")]:
-            for tool in TOOLS:
+            for tool in a.tools.split(","):
                 runs = [common.run_child(Path(__file__), ["--peer", str(a.peer), tool, graph, str(eps), str(r)],
                                          extra_path=a.extra_path, timeout=a.timeout) for r in range(a.runs)]
                 row = {"peer": "PrivGraph", "graph": graph, "epsilon": eps, "tool": tool,
                        **common.aggregate(runs, KEYS + ["our_epsilon"])}
                 print(row, flush=True)
                 rows.append(row)
+                common.write_json(a.json, rows)  # after every cell: a cut-short run keeps what it measured
     common.write_json(a.json, rows)
     return rows
 

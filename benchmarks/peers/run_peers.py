@@ -99,7 +99,7 @@ def section_privgraph(rows):
         lines.append(f"| {graph} | {eps:g} | {tool} | {_cell(r['nmi'])} | {_cell(r['transitivity_re'])} | "
                      f"{_cell(r['modularity_re'])} | {_cell(r['edges_re'])} | {_num(r['fit_cpu_s'])} | "
                      f"{_num(r['peak_rss_mb'], 0)} | {ratio} | {_num(r['our_epsilon'])} | {verdict} | {r['n']} |")
-    return lines + [""] + _errors(rows)
+    return lines + [""] + _errors(cells.values())
 
 
 def section_gnn(name, title, rows, blurb):
@@ -115,7 +115,7 @@ def section_gnn(name, title, rows, blurb):
         verdict = _verdict(ours["test_acc"], fixed["test_acc"]) if tool == "ours" and fixed else ""
         lines.append(f"| {graph} | {eps:g} | {tool} | {_cell(r['test_acc'])} | {_num(r['fit_cpu_s'])} | "
                      f"{_num(r['peak_rss_mb'], 0)} | {ratio} | {_num(r['our_epsilon'])} | {verdict} | {r['n']} |")
-    return lines + [""] + _errors(rows)
+    return lines + [""] + _errors(cells.values())
 
 
 TOOL_ORDER = {"public": 0, "public_fixed": 1, "ours": 2, "ours_at_peer_eps": 3}
@@ -145,7 +145,7 @@ def section_dpar(rows):
         lines.append(f"| {graph} | {setting} | {tool} | {_cell(r['test_acc'])} | {_num(r['claimed_epsilon'])} | "
                      f"{_num(r['our_epsilon'])} | {_num(r['fit_cpu_s'])} | {_num(r['peak_rss_mb'], 0)} | {ratio} | "
                      f"{r['n']} |")
-    return lines + [""] + _errors(rows)
+    return lines + [""] + _errors(cells.values())
 
 
 def write_report(notes: Path | None) -> None:
@@ -161,23 +161,31 @@ def write_report(notes: Path | None) -> None:
              "`run_peers.py --report-only`):", "",
              "```",
              "python benchmarks/peers/privgraph.py --peer PEERS/PrivGraph --extra-path PEERS/site --runs 5",
+             "python benchmarks/peers/privgraph.py --peer PEERS/PrivGraph --extra-path PEERS/site --graphs chameleon "
+             "--epsilons 1 --runs 10 --tools ours,public_fixed --json reports/peers/privgraph_cham1.json",
              "python benchmarks/peers/gap.py --peer PEERS/GAP --extra-path PEERS/site_gap --extra-path PEERS/site",
              "python benchmarks/peers/dpdgc.py --peer PEERS/dp-gnn --extra-path PEERS/site_gap --extra-path PEERS/site "
-             "--tools public_fixed,ours --runs 2 --peer-runs 1 --peer-epochs 20",
-             "python benchmarks/peers/dpar.py --peer PEERS/DPAR --peer-path PEERS/site_tf --runs 2 --peer-runs 1",
+             "--tools public_fixed --runs 3 --peer-epochs 20 --json reports/peers/dpdgc_public.json",
+             "python benchmarks/peers/dpdgc.py --peer PEERS/dp-gnn --tools ours --runs 3 "
+             "--json reports/peers/dpdgc_ours.json",
+             "python benchmarks/peers/dpar.py --peer PEERS/DPAR --peer-path PEERS/site_tf --runs 3 --peer-only "
+             "--json reports/peers/dpar_public.json",
              "python benchmarks/peers/dpar.py --peer PEERS/DPAR --ours-from reports/peers/dpar.json --runs 2 "
              "--json reports/peers/dpar_ours.json   # (run twice on subsets as the peer rows arrived)",
              "```", "",
-             "Within each peer's table every row comes from the same invocation of its script on this machine (2 cores shared with "
+             "A cell of a table comes from the latest JSON that has it (`reports/peers/<peer>*.json`, sorted by name); "
+             "the peer's and our rows of one cell may come from separate invocations, always on the same graph, "
+             "split seeds and budget on this machine (2 cores shared with "
              "other sessions; CPU time is `process_time` of the fit alone, so load does not inflate it, wall time "
              "is not reported). Each measurement is a fresh child process; peak RSS is that process's `ru_maxrss` "
              "(interpreter, imports and data included, the same baseline for both tools). Cells are median ± "
              "sample std over n runs (run r uses split seed r for both tools; the peers' own RNGs are seeded with r, "
              "our releases draw noise from the secure generator). 'ours >= fixed' = our median >= the bug-fixed "
              "peer's median minus the larger of the two stds (with one peer run, our std alone). Runs per cell: "
-             "PrivGraph 5, GAP 3, DPDGC 1 peer run / 3 of ours, DPAR 1 peer run / 2 of ours: fewer than 3 where "
-             "time forced it (the shared machine gave these runs 15-30% of a core; one DPDGC peer fit takes about "
-             "4 CPU minutes, most of it opacus per-example gradients of the n-wide adjacency rows).", ""]
+             "the n column (PrivGraph 5, Chameleon eps 1: 10; GAP 3; DPDGC 3 and 3; DPAR 3 peer runs where the "
+             "column says so, 2 of ours: fewer than 3 where time forced it; the shared machine gave these runs "
+             "15-30% of a core, a DPDGC peer fit at 20 + 20 epochs takes about 40 CPU s, most of it opacus "
+             "per-example gradients of the n-wide adjacency rows).", ""]
     lines += section_privgraph(_rows("privgraph")) + [""]
     gap_rows = _rows("gap")
     if gap_rows:
@@ -201,7 +209,8 @@ def write_report(notes: Path | None) -> None:
                              "sqrt(2) x norm scale; its DP-SGD stage keeps the one-row calibration, so 'our eps' "
                              "(one row) is a lower bound: with the two rows one edge changes (group 2, Poisson "
                              "approximation of its without-replacement batches) our accountant gives its Cora eps-1 "
-                             "schedule 1.96. `ours` = `graphrelease` `dpdgc` (defaults) at the target epsilon.") + [""]
+                             "schedule 1.96. `ours` = `graphrelease` `dpdgc` (defaults, after the fix described under "
+                             "Findings) at the target epsilon.") + [""]
     dpar_rows = _rows("dpar")
     if dpar_rows:
         lines += section_dpar(dpar_rows) + [""]

@@ -31,9 +31,9 @@ class ProbEncoder(nn.Module):
     Rows of ``embed`` have L2 norm exactly 1 (``row_normalize``), the bound every aggregation sensitivity assumes.
     """
 
-    def __init__(self, in_dim: int, hidden: int, classes: int) -> None:
+    def __init__(self, in_dim: int, hidden: int, classes: int, dropout: float = 0.0) -> None:
         super().__init__()
-        self.net = MLP(in_dim, hidden, classes, layers=2)
+        self.net = MLP(in_dim, hidden, classes, layers=2, dropout=dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
@@ -43,9 +43,9 @@ class ProbEncoder(nn.Module):
 
 
 def fit_public_encoder(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, *, hidden: int, classes: int,
-                       cfg: TrainConfig, generator: torch.Generator) -> ProbEncoder:
+                       cfg: TrainConfig, generator: torch.Generator, dropout: float = 0.0) -> ProbEncoder:
     """A :class:`ProbEncoder` trained without noise on ``train`` (public features and labels only)."""
-    enc = ProbEncoder(x.shape[1], hidden, classes)
+    enc = ProbEncoder(x.shape[1], hidden, classes, dropout=dropout)
 
     def loss(module, idx):
         return nn.functional.cross_entropy(module(x[train[idx]]), y[train[idx]])
@@ -57,7 +57,8 @@ def fit_public_encoder(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, *,
 
 @torch.no_grad()
 def out_of_fold_embedding(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, full: torch.Tensor, *, folds: int,
-                          hidden: int, classes: int, cfg: TrainConfig, generator: torch.Generator) -> torch.Tensor:
+                          hidden: int, classes: int, cfg: TrainConfig, generator: torch.Generator,
+                          dropout: float = 0.0) -> torch.Tensor:
     """``full`` (the all-training-nodes encoder's rows) with each training node's row replaced by the row of an
     encoder fitted on the other ``folds - 1`` folds. Folds are a random partition drawn from ``generator``."""
     out = full.clone()
@@ -68,6 +69,7 @@ def out_of_fold_embedding(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor,
     for f in range(folds):
         held, kept = perm[fold_of == f], perm[fold_of != f]
         with torch.enable_grad():
-            enc = fit_public_encoder(x, y, kept, hidden=hidden, classes=classes, cfg=cfg, generator=generator)
+            enc = fit_public_encoder(x, y, kept, hidden=hidden, classes=classes, cfg=cfg, generator=generator,
+                                     dropout=dropout)
         out[held] = enc.embed(x[held])
     return out

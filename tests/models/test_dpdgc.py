@@ -197,6 +197,24 @@ def test_edge_prior_without_dp_emb_training_charges_only_z(data_dir):
     assert float(m.emb.weight.detach().norm(dim=1).max()) <= 1.0 + 1e-6
 
 
+@pytest.mark.parametrize("adjacency, prior, epochs, stages", [
+    ("edge", True, 0, ["dpdgc.z_release"]),
+    ("edge", False, 30, ["dpdgc.dp_emb.dpsgd", "dpdgc.z_release"]),
+    ("node", True, 30, ["dpdgc.dp_emb.dpsgd", "dpdgc.z_release", "dpdgc.classifier.dpsgd"]),
+])
+def test_encoder_epochs_auto(data_dir, adjacency, prior, epochs, stages):
+    """encoder_epochs=None resolves to 0 only where the public prior initialises W (edge adjacency); the resolved
+    value is stored and the ledger charges exactly the stages that ran."""
+    g = small_cora(data_dir, n=200)
+    if adjacency == "node":
+        g = cap_degree(g, 10)
+    b = Budget(epsilon=8.0, delta=1e-5, adjacency=adjacency, accountant="rdp")
+    m = DPDGC(public_prior=prior, epochs=1).fit(g, b)
+    assert m.config.encoder_epochs == epochs
+    assert [e.stage for e in b.ledger] == stages
+    assert b.spent_epsilon() <= 8.0
+
+
 @pytest.mark.parametrize("adjacency", ["edge", "k-neighbor:3", "node"])
 def test_z_release_probe_l1(data_dir, adjacency):
     """z_noise='laplace': rows of W normalised in L1, Z = A W moves by <= 2 / 2k / 2D in L1."""
