@@ -77,6 +77,9 @@ from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fo
 from graphrelease.models.residual import ResidualGraphHead, xz_batch_loss, xz_example_loss
 from graphrelease.privacy.ledger import LedgerEntry
 
+#: Ceiling of the topology stages' noise multiplier when they get a small share of epsilon (see ``_fit``).
+TOPOLOGY_MAX_NOISE = 1e5
+
 
 @dataclass
 class DPDGCConfig(NodeTrainingOptions):
@@ -407,7 +410,10 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 # Budget allocation: the topology stages (DP-Emb + Z, whose group-level cost grows with g) get
                 # `graph_share` of epsilon; the classifier's noise is then calibrated to spend the rest. One common
                 # scale would drown the classifier (one example per unit) in noise sized for the group of g.
-                scale = calibrate_common_noise(entries, budget, fraction=c.graph_share)
+                # hi: with a large group (README's degree_cap=168: g = 169, share 1/169 of epsilon 8) the topology
+                # noise needed exceeds the default ceiling of 500; such a Z~ is noise the residual head learns to
+                # ignore, and refusing the run would refuse the classifier's whole budget with it.
+                scale = calibrate_common_noise(entries, budget, fraction=c.graph_share, hi=TOPOLOGY_MAX_NOISE)
                 fixed = entries(scale)
                 cls_scale = calibrate_common_noise(lambda t: fixed + [with_noise(cls_t, t, cls_steps)], budget)
             else:

@@ -403,8 +403,12 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             examples = (x[tr], self._hop_rows(hops)[tr], y[tr]) if self.residual else (feats[tr], y[tr])
             run_dpsgd(cls_trainer, examples, cls_steps, progress)
         else:
+            hop_rows = self._hop_rows(hops) if self.residual else None
+
             def cls_loss(module, idx):
-                return nn.functional.cross_entropy(module(feats[cls_tr[idx]]), y[cls_tr[idx]])
+                nodes = cls_tr[idx]
+                inputs = (x[nodes], hop_rows[nodes]) if hop_rows is not None else feats[nodes]
+                return nn.functional.cross_entropy(module(inputs), y[nodes])
 
             train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress)
         self.classifier.eval()
