@@ -18,10 +18,13 @@ nothing). Per graph ``g`` with ``n_g`` nodes (all pure Laplace, Dwork et al. 200
 * connected-component counts (isolated nodes included): one edge merges two components or splits one, L1
   sensitivity 1 over the collection.
 
-Post-processing: each class histogram is projected onto non-negative counts summing to the class's (public) number
-of nodes (norm-sub); each graph's degree sequence is its class's histogram quantile function read at the graph's
-ranks, rescaled to twice its DP edge count, then shrunk towards its mean so that the spread of the *realised*
-degrees (expected-degree variance plus the Bernoulli variance of independent edges) matches the histogram's; triangles clipped to ``[0, min(C(n, 3), sum_v C(d_v, 2) / 3)]``.
+Post-processing: each class histogram, without bins above the class's largest ``n - 1`` or wide bins under the
+noise floor, is projected onto non-negative counts summing to the class's (public) number of nodes (norm-sub);
+edge counts are per-class empirical-Bayes posterior means (:func:`deconvolve_counts`); each graph's degree sequence
+has its class's quantile shape, its own mean degree and the within-graph variance (:func:`within_graph_variance`),
+then is shrunk towards its mean so that the spread of the *realised* degrees (expected-degree variance plus the
+Bernoulli variance of independent edges) matches it; triangles clipped to
+``[0, min(C(n, 3), sum_v C(d_v, 2) / 3)]``.
 Why pooled degrees: a per-graph sorted sequence of a 13-node graph under Laplace noise of scale 10 (epsilon 0.2)
 is mostly noise, and its isotonic fit is too spread (noise order statistics); the pooled histogram of a class of
 hundreds of graphs is accurate at any epsilon, while the per-graph edge and triangle counts carry what differs
@@ -263,7 +266,8 @@ def release_collection_stats(coll: GraphCollection, budget: Any, rng: np.random.
     floor = DEGREE_HISTOGRAM_SENSITIVITY / e_d * math.log(DEGREE_BINS / 2e-2)
     projected = np.zeros_like(noisy_h)
     for c, (h, t, ok) in enumerate(zip(noisy_h, class_nodes, possible)):
-        ok = ok & ((h >= floor) | (np.diff(DEGREE_EDGES) == 1) | (np.arange(h.size) == np.argmax(np.where(ok, h, -np.inf))))
+        exact = np.diff(DEGREE_EDGES) == 1
+        ok = ok & ((h >= floor) | exact | (np.arange(h.size) == np.argmax(np.where(ok, h, -np.inf))))
         projected[c, ok] = norm_sub(h[ok], total=float(t))
     noisy_h = projected
     noisy_t = charge_laplace(budget, rng, scaled_triangles(graphs), epsilon=e_t,
