@@ -19,7 +19,7 @@ samples do not). Loss per graph: squared relative errors of the expected degrees
 ``d``, of the expected edge count against ``m`` and of the expected triangle count
 :math:`\mathrm{tr}(P^3)/6` (exact for independent edges) against ``T``. Sampling: draw a released statistics row
 with the requested node count, fresh noise, shift ``b`` so the expected edge count is the released one, draw
-independent Bernoulli edges, shuffle node ids.
+independent Bernoulli edges, bring their number to the released count, shuffle node ids.
 """
 
 from __future__ import annotations
