@@ -55,7 +55,7 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
-    NodeTrainingOptions,
+    PublicTrainingOptions,
     ReleaseAtFitMixin,
     TrainConfig,
     adjacency_matrix,
@@ -82,7 +82,7 @@ TOPOLOGY_MAX_NOISE = 1e5
 
 
 @dataclass
-class DPDGCConfig(NodeTrainingOptions):
+class DPDGCConfig(PublicTrainingOptions):
     hidden: int = 64
     # DP-SGD epochs of DP-Emb; None = "auto": 0 under edge adjacency with the public prior, else 30. With the prior,
     # W already starts at the neighbours' class probabilities, and training it cost most of the budget: its ~160
@@ -110,13 +110,8 @@ class DPDGCConfig(NodeTrainingOptions):
     # a constant and Z = A W would carry degree only).
     prior_rows: str = "probs"
     crossfit_folds: int = 5
-    # Optimiser of the stages trained without noise (the public prior; the classifier where it is not private): the
-    # reference code's defaults for its non-private modules (learning rate 1e-3, prior dropout 0.5). With ``lr``
-    # (1e-2, sized for DP-SGD) and no dropout the prior over-fits: feature-only validation accuracy 0.725 / 0.456 /
-    # 0.702 against 0.752 / 0.500 / 0.724 on Cora / Chameleon / CiteSeer (3 split seeds; benchmarks/peers/notes.md,
-    # "DPDGC").
-    public_lr: float = 1e-3
-    prior_dropout: float = 0.5
+    # public_lr / public_dropout (PublicTrainingOptions, models/common.py PUBLIC_LR) train the public prior and, where
+    # it is not private, the classifier (the dropout only the prior, as in the reference code).
     # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~. "auto"
     # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), rownorm otherwise (what the
     # k-neighbor / node rows of reports/private_models.md were measured with). fit() stores the resolved value.
@@ -356,12 +351,12 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if self.use_prior:
             prior_cfg = TrainConfig(epochs=max(1, c.epochs), lr=c.public_lr, batch_size=c.batch_size)
             self.prior = fit_public_encoder(x, y, tr, hidden=c.hidden, classes=self.num_classes, cfg=prior_cfg,
-                                            generator=tgen, dropout=c.prior_dropout)
+                                            generator=tgen, dropout=c.public_dropout)
             with torch.no_grad():
                 xin = self.prior.embed(x)
             x_train = out_of_fold_embedding(x, y, tr, xin, folds=c.crossfit_folds, hidden=c.hidden,
                                             classes=self.num_classes, cfg=prior_cfg, generator=tgen,
-                                            dropout=c.prior_dropout)
+                                            dropout=c.public_dropout)
             w_init = xin
             if c.prior_rows == "labels":
                 w_init = torch.zeros(n, self.num_classes)

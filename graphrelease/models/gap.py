@@ -64,7 +64,7 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
-    NodeTrainingOptions,
+    PublicTrainingOptions,
     ReleaseAtFitMixin,
     TrainConfig,
     adjacency_matrix,
@@ -93,7 +93,7 @@ AGGREGATIONS = ("sum", "similarity", "attention")
 
 
 @dataclass
-class GAPConfig(NodeTrainingOptions):
+class GAPConfig(PublicTrainingOptions):
     # "auto" (issue #17): 1 or 2 hops from a DP estimate of the mean degree (2% of epsilon, models/hops.py, rule
     # chosen on the validation split); one hop under node adjacency. An int fixes the count. fit() stores the value.
     hops: int | str = "auto"
@@ -313,10 +313,14 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
         cls_steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
         dp_sgd = private and kind == "node"
-        self.encoder = self._make_encoder()
+        # Without DP-SGD (edge adjacency: public features and labels; or a non-private run) encoder, its out-of-fold
+        # twins and classifier are trained without noise, with the optimiser every noise-free stage shares
+        # (public_lr; public_dropout in the encoder, as DPDGC's prior: models/common.py PUBLIC_LR).
+        self.encoder = self._make_encoder(dropout=0.0 if dp_sgd else c.public_dropout)
         self.classifier = self._make_classifier()
-        enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
-        cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        lr = c.lr if dp_sgd else c.public_lr
+        enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        cls_cfg = TrainConfig(epochs=c.epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
 
         def agg_entry(s: float) -> LedgerEntry:
             if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
@@ -381,7 +385,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             # Out-of-fold rows for the classifier's own hop-0 input on training nodes (models/prior.py explains why);
             # public data only. The aggregation and every test node keep the full encoder's rows.
             h0_train = out_of_fold_embedding(x, y, tr, h0, folds=c.crossfit_folds, hidden=c.hidden,
-                                             classes=self.num_classes, cfg=enc_cfg, generator=tgen)
+                                             classes=self.num_classes, cfg=enc_cfg, generator=tgen,
+                                             dropout=c.public_dropout)
 
         # 2. aggregation perturbation (cached), 3. classifier
         if c.aggregation == "attention":
@@ -466,10 +471,10 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         src = torch.as_tensor(self._sources(graph))
         return tr[~torch.isin(tr, src)]
 
-    def _make_encoder(self) -> nn.Module:
+    def _make_encoder(self, dropout: float = 0.0) -> nn.Module:
         c = self.config
-        if c.hop0 != "embedding":
-            return ProbEncoder(self.in_dim, c.hidden, self.num_classes)
+        if c.hop0 != "embedding":  # dropout acts in training only: a loaded release needs none
+            return ProbEncoder(self.in_dim, c.hidden, self.num_classes, dropout=dropout)
         return Encoder(self.in_dim, c.hidden, c.encoder_dim, self.num_classes)
 
     def _adjacency(self, graph: Graph, x: torch.Tensor, h0: torch.Tensor) -> sp.csr_matrix:

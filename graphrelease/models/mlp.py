@@ -28,8 +28,8 @@ from graphrelease.models.base import FitContext, MODELS, PrivateModel
 from graphrelease.models.common import (
     MLP,
     NodeModelMixin,
-    NodeTrainingOptions,
     OneNetworkMixin,
+    PublicTrainingOptions,
     TrainConfig,
     as_index,
     feature_matrix,
@@ -40,7 +40,7 @@ from graphrelease.models.private_training import calibrate_common_noise, make_dp
 
 
 @dataclass
-class DPMLPConfig(NodeTrainingOptions):
+class DPMLPConfig(PublicTrainingOptions):
     hidden: int = 64
     layers: int = 2
     epochs: int = 50
@@ -87,16 +87,19 @@ class DPMLP(OneNetworkMixin, PrivateModel, NodeModelMixin):
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)
         self.in_dim = x.shape[1]
-        self.net = self._build_net()
-        tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         tr = as_index(split.train)
         if kind == "edge" or not ctx.private:
-            # Public inputs (edge adjacency) or a non-private run: ordinary training, nothing charged.
+            # Public inputs (edge adjacency) or a non-private run: ordinary training, nothing charged, with the
+            # optimiser every noise-free stage shares (public_lr / public_dropout, models/common.py PUBLIC_LR).
+            self.net = self._build_net(dropout=c.public_dropout)
+            tcfg = TrainConfig(epochs=c.epochs, lr=c.public_lr, batch_size=c.batch_size)
             def loss(module, idx):
                 return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
 
             train_nonprivate(self.net, loss, tr.numel(), tcfg, generator=tgen, progress=progress)
         else:
+            self.net = self._build_net()
+            tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
             neighboring, sens = dpsgd_setting(kind)
             steps, _ = steps_for(c.epochs, split.train_slots, c.batch_size)
             trainer = make_dpsgd_trainer(
