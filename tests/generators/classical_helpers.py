@@ -74,3 +74,13 @@ def load_slashdot(data_dir: Path) -> Graph:
         ids, inv = np.unique(pairs.ravel(), return_inverse=True)
         _CACHE["slashdot"], _ = Graph.from_edges(int(ids.size), inv.reshape(-1, 2), name="slashdot")
     return _CACHE["slashdot"]
+
+
+def degree_kl(orig_deg: np.ndarray, syn_deg: np.ndarray) -> float:
+    """KL(P_orig || P_syn) of the exact degree histograms, 1e-10 floor on P_syn's zeros: the metric of
+    reports/structure_fidelity.md (benchmarks/bench_edge_dp.py), written again here so tests do not import benchmarks."""
+    size = int(max(orig_deg.max(), syn_deg.max())) + 1
+    p = np.bincount(orig_deg, minlength=size) / orig_deg.size
+    q = np.bincount(syn_deg, minlength=size) / syn_deg.size
+    m = p > 0
+    return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))

@@ -21,7 +21,7 @@ from graphrelease.generators.affinity import (
 from graphrelease.generators.bter import DEFAULT_FRACTIONS, DPBTER, FittedBTER, degree_classes, order_blocks
 from graphrelease.generators.classical_common import pair_keys
 from graphrelease.privacy.budget import Budget
-from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, load_slashdot
+from tests.generators.classical_helpers import check_budget_spent_exactly, degree_kl, load_npz_graph, load_slashdot
 
 
 @pytest.fixture(scope="module")
@@ -250,13 +250,6 @@ def test_utility_does_not_get_worse_from_epsilon_1_to_4(cora):
         return t, 3.0 * t / float((d * (d - 1) / 2).sum()), float(
             g.to_igraph().transitivity_avglocal_undirected(mode="zero")), g.degrees()
 
-    def kl(p_deg, q_deg):
-        size = int(max(p_deg.max(), q_deg.max())) + 1
-        p = np.bincount(p_deg, minlength=size) / p_deg.size
-        q = np.bincount(q_deg, minlength=size) / q_deg.size
-        m = p > 0
-        return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))
-
     truth = stats(cora)
     errors = {}
     for eps in (1.0, 4.0):
@@ -264,7 +257,7 @@ def test_utility_does_not_get_worse_from_epsilon_1_to_4(cora):
         for seed in range(5):
             fitted = DPBTER(seed=seed).fit(cora, Budget(epsilon=eps, delta=1e-6, adjacency="edge"))
             syn = stats(fitted.sample(1, rng=np.random.default_rng(seed))[0])
-            rows.append([abs(syn[i] - truth[i]) / truth[i] for i in range(3)] + [kl(truth[3], syn[3])])
+            rows.append([abs(syn[i] - truth[i]) / truth[i] for i in range(3)] + [degree_kl(truth[3], syn[3])])
         errors[eps] = np.median(np.array(rows), axis=0)
     assert np.all(errors[4.0] <= errors[1.0] + 0.05), errors
 
@@ -318,13 +311,6 @@ def test_cumulative_degree_counts_improve_a_sparse_graph(data_dir):
     old = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "partition": 0.35, "block_counts": 0.08,
            "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
 
-    def kl(p_deg, q_deg):
-        size = int(max(p_deg.max(), q_deg.max())) + 1
-        p = np.bincount(p_deg, minlength=size) / p_deg.size
-        q = np.bincount(q_deg, minlength=size) / q_deg.size
-        m = p > 0
-        return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))
-
     medians = {}
     for name, shares in (("default", None), ("old", old)):
         rows = []
@@ -333,7 +319,7 @@ def test_cumulative_degree_counts_improve_a_sparse_graph(data_dir):
                                                                                   adjacency="edge"))
             g = fitted.sample(1, rng=np.random.default_rng(seed))[0]
             ac = float(g.to_igraph().transitivity_avglocal_undirected(mode="zero"))
-            rows.append([kl(graph.degrees(), g.degrees()), abs(ac - truth_ac) / truth_ac])
+            rows.append([degree_kl(graph.degrees(), g.degrees()), abs(ac - truth_ac) / truth_ac])
         medians[name] = np.median(np.array(rows), axis=0)
     assert medians["default"][0] < medians["old"][0], medians
 

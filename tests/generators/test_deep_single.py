@@ -16,7 +16,7 @@ from graphrelease.generators.deep_generator import DEFAULT_SINGLE_MODE
 from graphrelease.generators.deep_single import FittedMeasuredSingle, residual_swaps, triangle_support
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
-from tests.generators.classical_helpers import check_budget_spent_exactly, load_npz_graph, load_slashdot
+from tests.generators.classical_helpers import check_budget_spent_exactly, degree_kl, load_npz_graph, load_slashdot
 
 BTER_STAGES = ["dp_bter.sorted_degrees", "dp_bter.node_degrees", "dp_bter.block_counts", "dp_bter.edge_count",
                "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.components"]
@@ -108,13 +108,6 @@ def test_more_epsilon_is_not_worse(cora):
         t = float(triangle_count(h))
         return t, 3.0 * t / float((d * (d - 1) / 2).sum()), h.degrees()
 
-    def kl(p_deg, q_deg):
-        size = int(max(p_deg.max(), q_deg.max())) + 1
-        p = np.bincount(p_deg, minlength=size) / p_deg.size
-        q = np.bincount(q_deg, minlength=size) / q_deg.size
-        m = p > 0
-        return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))
-
     truth = stats(cora)
     errors = {}
     for eps in (1.0, 4.0):
@@ -123,7 +116,7 @@ def test_more_epsilon_is_not_worse(cora):
             fitted = GENERATORS.get("dpgvae")(steps=20, seed=seed).fit(
                 cora, Budget(epsilon=eps, delta=1e-6, adjacency="edge"))
             syn = stats(fitted.sample(1, rng=np.random.default_rng(seed))[0])
-            rows.append([abs(syn[i] - truth[i]) / truth[i] for i in range(2)] + [kl(truth[2], syn[2])])
+            rows.append([abs(syn[i] - truth[i]) / truth[i] for i in range(2)] + [degree_kl(truth[2], syn[2])])
         errors[eps] = np.median(np.array(rows), axis=0)
     assert np.all(errors[4.0] <= errors[1.0] + 0.05), errors
 
