@@ -123,6 +123,20 @@ def auto_delta(num_edges: int) -> float:
     return 1.0 / (10 ** len(str(2 * num_edges)))
 
 
+def fit_gap_framework_method(make_method: Callable[[], Any], data: Any, graph: Any, delta: float) -> tuple[Any, float, float]:
+    """Fit a method of the GAP code base (sisaman/GAP; thupchnsky/dp-gnn builds DPDGC on it), timed from its
+    construction. Returns ``(method, test accuracy as a fraction, CPU s)``; checks that its ``delta='auto'`` rule saw
+    our edge count."""
+    start = time.process_time()
+    method = make_method()
+    metrics = method.fit(data)
+    cpu = time.process_time() - start
+    if auto_delta(method.num_edges // 2) != delta:
+        raise SystemExit(f"peer delta rule gave num_edges={method.num_edges}, expected {2 * graph.num_edges}")
+    acc = float(metrics["test/acc"])
+    return method, (acc / 100.0 if acc > 1.0 else acc), cpu
+
+
 def peer_data(g, split, *, adj: str = "csr"):
     """PyG ``Data`` in the GAP/DPDGC code's layout built from our graph and split: dense float features, labels,
     boolean masks, ``edge_index`` (both directions) and ``adj_t`` (a torch CSR tensor, or the shim

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -104,15 +103,9 @@ def run_peer(peer: Path, g, split, eps: float, delta: float, run: int, fixed: bo
     np.random.seed(run)
     data = common.peer_data(g, split, adj="shim")
     num_classes = int(np.asarray(g.labels).max()) + 1
-    start = time.process_time()
-    method = EdgePrivDPDGC(num_features=data.num_features, num_classes=num_classes, epsilon=eps, delta="auto",
-                           device="cpu", **HPARAMS)
-    metrics = method.fit(data)
-    cpu = time.process_time() - start
-    if common.auto_delta(method.num_edges // 2) != delta:
-        raise SystemExit(f"peer delta rule gave num_edges={method.num_edges}, expected {2 * g.num_edges}")
-    acc = float(metrics["test/acc"])
-    acc = acc / 100.0 if acc > 1.0 else acc
+    method, acc, cpu = common.fit_gap_framework_method(
+        lambda: EdgePrivDPDGC(num_features=data.num_features, num_classes=num_classes, epsilon=eps, delta="auto",
+                              device="cpu", **HPARAMS), data, g, delta)
     sigma = float(method.noise_scale)
     spent = their_schedule_epsilon(sigma, int(split.train.size), HPARAMS["batch_size"], HPARAMS["encoder_epochs"],
                                    delta, fixed)
