@@ -178,6 +178,9 @@ class FittedMeasuredSingle(FittedGenerator):
                ) -> list[Graph]:
         rng = rng if rng is not None else np.random.default_rng()
         graphs = self.skeleton.sample(num_graphs, num_nodes=num_nodes, rng=rng)  # checks the request
+        share = float(self.config.get("residual", 0.0))
+        if share <= 0:  # the default: the samples are the skeleton's, no decoding needed
+            return [g.replace(name=f"synthetic_{i:03d}") for i, g in enumerate(graphs)]
         n = self.skeleton.num_nodes
         emb = self.embeddings(n, rng)
         out = []
@@ -185,7 +188,7 @@ class FittedMeasuredSingle(FittedGenerator):
             e = g.edges
             keys = np.unique(np.minimum(e[:, 0], e[:, 1]) * n + np.maximum(e[:, 0], e[:, 1])) if len(e) else \
                 np.zeros(0, dtype=np.int64)
-            keys = residual_swaps(n, keys, emb, float(self.config.get("residual", 0.0)), rng)
+            keys = residual_swaps(n, keys, emb, share, rng)
             out.append(Graph(n, np.stack([keys // n, keys % n], axis=1).astype(np.int64), name=f"synthetic_{i:03d}"))
         return out
 
