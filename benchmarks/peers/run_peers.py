@@ -56,8 +56,10 @@ def _ratio(peer_cpu, ours_cpu):
 
 def _rows(name):
     rows = []
-    for p in sorted(JSON_DIR.glob(f"{name}*.json")):  # e.g. dpdgc.json + dpdgc_public.json (tools run apart)
-        rows += json.loads(p.read_text())
+    for p in sorted(JSON_DIR.glob(f"{name}*.json")):  # e.g. dpar_public.json + dpar_ours.json (tools run apart)
+        # One file = one invocation of a per-peer script (it rewrites the whole file), so the file name is what says
+        # whether two rows of a cell were measured in the same run.
+        rows += [{**r, "_src": p.name} for r in json.loads(p.read_text())]
     for r in rows:
         for k, v in r.items():
             if isinstance(v, list) and len(v) == 2 and k not in ("errors",):
@@ -71,6 +73,49 @@ def _errors(rows):
         for e in r.get("errors", []):
             out.append(f"- {r['graph']} / {r.get('epsilon', r.get('setting'))} / {r['tool']}: `{e[:300]}`")
     return out
+
+
+def _select(rows, budget_key):
+    """(graph, budget, tool) -> the row a table shows: the latest file's, unless that row failed (n = 0)."""
+    cells = {}
+    for r in rows:
+        key = (r["graph"], r[budget_key], r["tool"])
+        if key not in cells or r["n"] > 0:
+            cells[key] = r
+    return cells
+
+
+def _cell_sources(rows, budget_key):
+    """(graph, budget) -> {tool: JSON file name} of the rows a table shows."""
+    cells = {}
+    for (graph, budget, tool), r in _select(rows, budget_key).items():
+        cells.setdefault((graph, budget), {})[tool] = r["_src"]
+    return cells
+
+
+def same_run_status(name, rows, budget_key, ref_tool):
+    """One sentence part: whether every cell's reference peer row and our row come from one JSON file (= one
+    invocation), else which cells do not."""
+    cells = _cell_sources(rows, budget_key)
+    split = [f"{g} {b:g}" if isinstance(b, float) else f"{g} {b}" for (g, b), t in cells.items()
+             if ref_tool in t and "ours" in t and t[ref_tool] != t["ours"]]
+    files = sorted({f for t in cells.values() for f in t.values()})
+    where = ", ".join(f"`{f}`" for f in files)
+    if not split:
+        return f"{name}: same-run, `{ref_tool}` and `ours` of each cell from one invocation (files {where})"
+    return (f"{name}: `{ref_tool}` and `ours` from separate invocations in {len(split)} of {len(cells)} cells "
+            f"({', '.join(split)}; files {where})")
+
+
+def _source_line(cells):
+    """Which JSON file (= invocation) each shown row comes from."""
+    by_file = {}
+    for (graph, eps, tool), r in cells.items():
+        by_file.setdefault(r["_src"], []).append(f"{graph} {eps:g} {tool}")
+    if len(by_file) == 1:
+        return [f"Rows from one invocation: `{next(iter(by_file))}`."]
+    return ["Rows by invocation (one JSON file each): " + "; ".join(
+        f"`{f}`: {', '.join(v)}" for f, v in sorted(by_file.items())) + "."]
 
 
 def section_privgraph(rows):
@@ -88,9 +133,7 @@ def section_privgraph(rows):
              "| graph | eps | tool | NMI | transitivity RE | modularity RE | edges RE | fit CPU s | peak RSS MB | "
              "speed ratio | our eps | ours >= fixed (NMI) | n |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    cells = {}
-    for r in rows:
-        cells[(r["graph"], r["epsilon"], r["tool"])] = r
+    cells = _select(rows, "epsilon")
     for (graph, eps, tool), r in cells.items():
         ours = cells.get((graph, eps, "ours"))
         fixed = cells.get((graph, eps, "public_fixed"))
@@ -99,7 +142,7 @@ def section_privgraph(rows):
         lines.append(f"| {graph} | {eps:g} | {tool} | {_cell(r['nmi'])} | {_cell(r['transitivity_re'])} | "
                      f"{_cell(r['modularity_re'])} | {_cell(r['edges_re'])} | {_num(r['fit_cpu_s'])} | "
                      f"{_num(r['peak_rss_mb'], 0)} | {ratio} | {_num(r['our_epsilon'])} | {verdict} | {r['n']} |")
-    return lines + [""] + _errors(cells.values())
+    return lines + [""] + _source_line(cells) + [""] + _errors(cells.values())
 
 
 def section_gnn(name, title, rows, blurb):
@@ -107,7 +150,7 @@ def section_gnn(name, title, rows, blurb):
              "| graph | eps (target) | tool | test accuracy | fit CPU s | peak RSS MB | speed ratio | "
              "our accountant's eps for the run | ours >= fixed | n |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    cells = {(r["graph"], r["epsilon"], r["tool"]): r for r in rows}
+    cells = _select(rows, "epsilon")
     for (graph, eps, tool), r in cells.items():
         ours = cells.get((graph, eps, "ours"))
         fixed = cells.get((graph, eps, "public_fixed"))
@@ -115,7 +158,7 @@ def section_gnn(name, title, rows, blurb):
         verdict = _verdict(ours["test_acc"], fixed["test_acc"]) if tool == "ours" and fixed else ""
         lines.append(f"| {graph} | {eps:g} | {tool} | {_cell(r['test_acc'])} | {_num(r['fit_cpu_s'])} | "
                      f"{_num(r['peak_rss_mb'], 0)} | {ratio} | {_num(r['our_epsilon'])} | {verdict} | {r['n']} |")
-    return lines + [""] + _errors(cells.values())
+    return lines + [""] + _source_line(cells) + [""] + _errors(cells.values())
 
 
 TOOL_ORDER = {"public": 0, "public_fixed": 1, "ours": 2, "ours_at_peer_eps": 3}
@@ -149,6 +192,10 @@ def section_dpar(rows):
 
 
 def write_report(notes: Path | None) -> None:
+    pg_rows, gap_rows, dpdgc_rows, dpar_rows = (_rows(n) for n in ("privgraph", "gap", "dpdgc", "dpar"))
+    status = [same_run_status(name, rows, key, ref) for name, rows, key, ref in
+              (("PrivGraph", pg_rows, "epsilon", "public_fixed"), ("GAP", gap_rows, "epsilon", "public_fixed"),
+               ("DPDGC", dpdgc_rows, "epsilon", "public_fixed"), ("DPAR", dpar_rows, "setting", "public")) if rows]
     lines = ["# Side by side with the authors' code", "",
              "Regenerate (fetched peers outside the checkout; see `benchmarks/peers/run_peers.py` for the site "
              "directories):", "",
@@ -165,29 +212,29 @@ def write_report(notes: Path | None) -> None:
              "--epsilons 1 --runs 10 --tools ours,public_fixed --json reports/peers/privgraph_cham1.json",
              "python benchmarks/peers/gap.py --peer PEERS/GAP --extra-path PEERS/site_gap --extra-path PEERS/site",
              "python benchmarks/peers/dpdgc.py --peer PEERS/dp-gnn --extra-path PEERS/site_gap --extra-path PEERS/site "
-             "--tools public_fixed --runs 3 --peer-epochs 20 --json reports/peers/dpdgc_public.json",
-             "python benchmarks/peers/dpdgc.py --peer PEERS/dp-gnn --tools ours --runs 3 "
-             "--json reports/peers/dpdgc_ours.json",
+             "--tools public_fixed,ours --runs 3 --peer-epochs 20 --json reports/peers/dpdgc_samerun.json",
              "python benchmarks/peers/dpar.py --peer PEERS/DPAR --peer-path PEERS/site_tf --runs 3 --peer-only "
              "--json reports/peers/dpar_public.json",
              "python benchmarks/peers/dpar.py --peer PEERS/DPAR --ours-from reports/peers/dpar.json --runs 2 "
              "--json reports/peers/dpar_ours.json   # (run twice on subsets as the peer rows arrived)",
              "```", "",
              "A cell of a table comes from the latest JSON that has it (`reports/peers/<peer>*.json`, sorted by name); "
-             "the peer's and our rows of one cell may come from separate invocations, always on the same graph, "
-             "split seeds and budget on this machine (2 cores shared with "
+             "one JSON file is one invocation of a per-peer script (it rewrites the whole file), and each section "
+             "names the files its rows come from. Same run or not (the bug-fixed peer's row, or the published "
+             "peer's where there is no fixed one, against ours): " + "; ".join(status) + ". Separate invocations "
+             "or not, every pair of rows is on the same graph, split seeds and budget on this machine (2 cores "
+             "shared with "
              "other sessions; CPU time is `process_time` of the fit alone, so load does not inflate it, wall time "
              "is not reported). Each measurement is a fresh child process; peak RSS is that process's `ru_maxrss` "
              "(interpreter, imports and data included, the same baseline for both tools). Cells are median ± "
              "sample std over n runs (run r uses split seed r for both tools; the peers' own RNGs are seeded with r, "
              "our releases draw noise from the secure generator). 'ours >= fixed' = our median >= the bug-fixed "
              "peer's median minus the larger of the two stds (with one peer run, our std alone). Runs per cell: "
-             "the n column (PrivGraph 5, Chameleon eps 1: 10; GAP 3; DPDGC 3 and 3; DPAR 3 peer runs where the "
+             "the n column (PrivGraph 5, Chameleon eps 1: 10; GAP 3; DPDGC 3; DPAR 3 peer runs where the "
              "column says so, 2 of ours: fewer than 3 where time forced it; the shared machine gave these runs "
              "15-30% of a core, a DPDGC peer fit at 20 + 20 epochs takes about 40 CPU s, most of it opacus "
              "per-example gradients of the n-wide adjacency rows).", ""]
-    lines += section_privgraph(_rows("privgraph")) + [""]
-    gap_rows = _rows("gap")
+    lines += section_privgraph(pg_rows) + [""]
     if gap_rows:
         lines += section_gnn("gap", "GAP (sisaman/GAP), edge DP", gap_rows,
                              "Headline metric: test accuracy. `public` = the authors' `EdgePrivGAP` (2 hops, 100+100 "
@@ -197,7 +244,6 @@ def write_report(notes: Path | None) -> None:
                              "(calibrated by the peer's autodp; our RDP accountant is slightly looser, see the "
                              "column); `ours` = `graphrelease` `gap` (defaults) at the target epsilon. Same split "
                              "(50/25/25, seed = run) and delta (the peer's auto rule) for all.") + [""]
-    dpdgc_rows = _rows("dpdgc")
     if dpdgc_rows:
         lines += section_gnn("dpdgc", "DPDGC (thupchnsky/dp-gnn), edge DP", dpdgc_rows,
                              "Headline metric: test accuracy. The authors' `EdgePrivDPDGC` with their "
@@ -211,7 +257,6 @@ def write_report(notes: Path | None) -> None:
                              "approximation of its without-replacement batches) our accountant gives its Cora eps-1 "
                              "schedule 1.96. `ours` = `graphrelease` `dpdgc` (defaults, after the fix described under "
                              "Findings) at the target epsilon.") + [""]
-    dpar_rows = _rows("dpar")
     if dpar_rows:
         lines += section_dpar(dpar_rows) + [""]
     if notes and notes.exists():
