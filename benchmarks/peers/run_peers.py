@@ -232,7 +232,7 @@ def write_report(notes: Path | None) -> None:
              "peer's median minus the larger of the two stds (with one peer run, our std alone). Runs per cell: "
              "the n column (PrivGraph 5, Chameleon eps 1: 10; GAP 3; DPDGC 3; DPAR 3 peer runs where the "
              "column says so, 2 of ours: fewer than 3 where time forced it; the shared machine gave these runs "
-             "15-30% of a core, a DPDGC peer fit at 20 + 20 epochs takes about 40 CPU s, most of it opacus "
+             "15-30% of a core, a DPDGC peer fit at 20 + 20 epochs takes 26-39 CPU s, most of it opacus "
              "per-example gradients of the n-wide adjacency rows).", ""]
     lines += section_privgraph(pg_rows) + [""]
     if gap_rows:
