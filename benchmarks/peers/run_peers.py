@@ -54,7 +54,7 @@ def _ratio(peer_cpu, ours_cpu):
     return f"{peer_cpu[0] / ours_cpu[0]:.2f}"
 
 
-def _rows(name):
+def load_rows(name):
     rows = []
     for p in sorted(JSON_DIR.glob(f"{name}*.json")):  # e.g. dpar_public.json + dpar_ours.json (tools run apart)
         # One file = one invocation of a per-peer script (it rewrites the whole file), so the file name is what says
@@ -85,7 +85,7 @@ def _select(rows, budget_key):
     return cells
 
 
-def _cell_sources(rows, budget_key):
+def cell_sources(rows, budget_key):
     """(graph, budget) -> {tool: JSON file name} of the rows a table shows."""
     cells = {}
     for (graph, budget, tool), r in _select(rows, budget_key).items():
@@ -96,7 +96,7 @@ def _cell_sources(rows, budget_key):
 def same_run_status(name, rows, budget_key, ref_tool):
     """One sentence part: whether every cell's reference peer row and our row come from one JSON file (= one
     invocation), else which cells do not."""
-    cells = _cell_sources(rows, budget_key)
+    cells = cell_sources(rows, budget_key)
     split = [f"{g} {b:g}" if isinstance(b, float) else f"{g} {b}" for (g, b), t in cells.items()
              if ref_tool in t and "ours" in t and t[ref_tool] != t["ours"]]
     files = sorted({f for t in cells.values() for f in t.values()})
@@ -192,7 +192,7 @@ def section_dpar(rows):
 
 
 def write_report(notes: Path | None) -> None:
-    pg_rows, gap_rows, dpdgc_rows, dpar_rows = (_rows(n) for n in ("privgraph", "gap", "dpdgc", "dpar"))
+    pg_rows, gap_rows, dpdgc_rows, dpar_rows = (load_rows(n) for n in ("privgraph", "gap", "dpdgc", "dpar"))
     status = [same_run_status(name, rows, key, ref) for name, rows, key, ref in
               (("PrivGraph", pg_rows, "epsilon", "public_fixed"), ("GAP", gap_rows, "epsilon", "public_fixed"),
                ("DPDGC", dpdgc_rows, "epsilon", "public_fixed"), ("DPAR", dpar_rows, "setting", "public")) if rows]
