@@ -201,6 +201,7 @@ def write_report(notes: Path | None) -> None:
              "--json reports/peers/dpar_ours.json   # (run twice on subsets as the peer rows arrived)",
              "python benchmarks/peers/dpar_fixed.py --peer PEERS/DPAR --peer-path PEERS/site_tf --graphs "
              "cora_ml,citeseer --epsilons 8,16 --runs 3   # bug-fixed peer + ours, one invocation",
+             "python benchmarks/peers/dpar_ours_diag.py --graph cora_ml --runs 3   # DPAR Findings' diagnostics",
              "```", "",
              "A cell of a table comes from the latest JSON that has it (`reports/peers/<peer>*.json`, sorted by name); "
              "the peer's and our rows of one cell may come from separate invocations, always on the same graph, "
@@ -211,7 +212,8 @@ def write_report(notes: Path | None) -> None:
              "sample std over n runs (run r uses split seed r for both tools; the peers' own RNGs are seeded with r, "
              "our releases draw noise from the secure generator). 'ours >= fixed' = our median >= the bug-fixed "
              "peer's median minus the larger of the two stds (with one peer run, our std alone). Runs per cell: "
-             "the n column (PrivGraph 5, Chameleon eps 1: 10; GAP 3; DPDGC 3 and 3; DPAR 3 peer runs where the "
+             "the n column (PrivGraph 5, Chameleon eps 1: 10; GAP 3; DPDGC 3 and 3; DPAR fixed peer and ours 3 and 3 "
+             "in one invocation; DPAR published schedule 3 peer runs where the "
              "column says so, 2 of ours: fewer than 3 where time forced it; the shared machine gave these runs "
              "15-30% of a core, a DPDGC peer fit at 20 + 20 epochs takes about 40 CPU s, most of it opacus "
              "per-example gradients of the n-wide adjacency rows).", ""]
