@@ -111,7 +111,9 @@ def appr_epsilon(em_eps: float, topk: int, sources: int, report_eps: float, delt
     return compute_epsilon([sel, val], delta, "rdp")
 
 
-def run_peer(peer: Path, g, split, setting: str, run: int):
+def load_peer(peer: Path):
+    """The peer's ``main`` module, loaded from the fetched copy with the compat pieces (TF1 API, numpy aliases,
+    object-array row indexer) in place; its flags are not parsed yet."""
     sys.path.insert(0, str(peer))
     # TF1 graph-mode code: the peer imports ``tensorflow.compat.v1`` in main/model but plain ``tensorflow`` (meaning
     # the 1.x API) in its copy of tensorflow_privacy; both resolve to the compat.v1 API with v2 behaviour off.
@@ -122,13 +124,18 @@ def run_peer(peer: Path, g, split, setting: str, run: int):
     spec = importlib.util.spec_from_file_location("dpar_main", peer / "main.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    flags = {**FIXED_FLAGS, **SETTINGS[setting], "data_file": "unused"}
-    argv = ["dpar"] + [f"--{k}={v}" for k, v in flags.items()]
-    mod.FLAGS(argv)
     compat_row_indexer()
     for alias, typ in (("int", int), ("float", float), ("bool", bool)):  # numpy 1.18 aliases the peer uses
         setattr(np, alias, typ)
-    mod.utils.get_data = converter(g, split, run)
+    return mod
+
+
+def run_main(mod, run: int):
+    """Run the peer's ``main`` (flags already parsed, ``utils.get_data`` replaced) in a scratch directory; returns
+    (test accuracy read through its ``accuracy_score``, CPU s of ``main``, its stdout)."""
+    import io
+    from contextlib import redirect_stdout
+
     seen: dict[str, float] = {}
     score = mod.accuracy_score
 
@@ -138,9 +145,6 @@ def run_peer(peer: Path, g, split, setting: str, run: int):
 
     mod.accuracy_score = accuracy
     np.random.seed(run)
-    import io
-    from contextlib import redirect_stdout
-
     buf = io.StringIO()
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,11 +156,19 @@ def run_peer(peer: Path, g, split, setting: str, run: int):
             cpu = time.process_time() - start
         finally:
             os.chdir(cwd)
-    out = buf.getvalue()
+    return seen["acc"], cpu, buf.getvalue()
+
+
+def run_peer(peer: Path, g, split, setting: str, run: int):
+    mod = load_peer(peer)
+    flags = {**FIXED_FLAGS, **SETTINGS[setting], "data_file": "unused"}
+    mod.FLAGS(["dpar"] + [f"--{k}={v}" for k, v in flags.items()])
+    mod.utils.get_data = converter(g, split, run)
+    acc, cpu, out = run_main(mod, run)
     claimed = sum(float(m) for m in re.findall(r"DP budget for DP-(?:PPR using EM|SGD): epsilon=([0-9.eE+-]+)", out))
     report_eps = float(mod.FLAGS.report_val_eps)
     ours = appr_epsilon(flags["EM_eps"], flags["topk"], flags["ppr_num"], report_eps, 1e-5)
-    return seen["acc"], cpu, ours, claimed
+    return acc, cpu, ours, claimed
 
 
 def claimed_total(peer_json: list[dict], graph: str, setting: str) -> float:
