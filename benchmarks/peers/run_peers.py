@@ -241,6 +241,8 @@ def write_report(notes: Path | None) -> None:
              "python benchmarks/peers/privgraph.py --peer PEERS/PrivGraph --extra-path PEERS/site --runs 5",
              "python benchmarks/peers/privgraph.py --peer PEERS/PrivGraph --extra-path PEERS/site --graphs chameleon "
              "--epsilons 1 --runs 10 --tools ours,public_fixed --json reports/peers/privgraph_cham1.json",
+             "python benchmarks/peers/privgraph.py --peer PEERS/PrivGraph --extra-path PEERS/site --graphs facebook "
+             "--epsilons 1 --runs 10 --tools ours,public_fixed --json reports/peers/privgraph_fb1.json",
              "python benchmarks/peers/gap.py --peer PEERS/GAP --extra-path PEERS/site_gap --extra-path PEERS/site",
              "python benchmarks/peers/dpdgc.py --peer PEERS/dp-gnn --extra-path PEERS/site_gap --extra-path PEERS/site "
              "--tools public_fixed,ours --runs 3 --peer-epochs 20 --json reports/peers/dpdgc_samerun.json",
