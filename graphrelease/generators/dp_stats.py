@@ -222,14 +222,17 @@ class DegreeRelease:
 
 
 def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon_sorted: float,
-                    epsilon_rank: float, stage: str, epsilon_cumulative: float = 0.0) -> DegreeRelease:
+                    epsilon_rank: float, stage: str, epsilon_cumulative: float = 0.0,
+                    dither: bool = True) -> DegreeRelease:
     r"""Sorted degree sequence (Hay et al. 2009, Thm. 1: L1 sensitivity 2; isotonic regression is their constrained
     inference) plus per-node degrees (L1 sensitivity 2) used only for the order of the nodes.
 
     .. math:: \tilde S = \mathrm{sort}(d) + \mathrm{Lap}(2/\varepsilon_s)^{\otimes n},\quad
               \tilde d = d + \mathrm{Lap}(2/\varepsilon_r)^{\otimes n}
 
-    Node ``i`` receives the isotonic :math:`\tilde S` value of its rank in :math:`\tilde d` (post-processing).
+    Node ``i`` receives the isotonic :math:`\tilde S` value of its rank in :math:`\tilde d` (post-processing). With
+    ``dither`` (default) the values above the low end spliced from the cumulative counts are first spread by their
+    plateaus' standard errors (:func:`dither_plateaus`, post-processing with public randomness).
     """
     n = graph.num_nodes
     deg = graph.degrees().astype(np.float64)
@@ -239,13 +242,28 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
     noisy_node = charge_laplace(budget, rng, deg, epsilon=epsilon_rank, sensitivity=DEGREE_SENSITIVITY,
                                 stage=f"{stage}.node_degrees", proof=PROOF,
                                 note="per-node degrees (only their order is used), L1 sensitivity 2")
-    sorted_vals = np.clip(interpolate_plateaus(isotonic_increasing(noisy_sorted)), 0.0, n - 1)
+    fit = isotonic_increasing(noisy_sorted)
+    sorted_vals = np.clip(interpolate_plateaus(fit), 0.0, n - 1)
+    spliced = np.zeros(n, dtype=bool)
     if epsilon_cumulative > 0:
         noisy_cum = charge_laplace(budget, rng, cumulative_degree_counts(deg), epsilon=epsilon_cumulative,
                                    sensitivity=CUMULATIVE_SENSITIVITY, stage=f"{stage}.cumulative_degrees",
                                    proof=PROOF, note=f"#{{v: d_v <= j}} for j < {CUMULATIVE_DEGREES}, L1 sensitivity 2")
+        before = sorted_vals
         sorted_vals = np.clip(splice_low_degrees(sorted_vals, noisy_cum, CUMULATIVE_SENSITIVITY / epsilon_cumulative),
                               0.0, n - 1)
+        # The splice rewrites a prefix (and raises values up to its last degree): everything up to its last change
+        # is fixed by the counts, not by the sorted sequence.
+        changed = np.flatnonzero(sorted_vals != before)
+        if changed.size:
+            spliced[: int(changed[-1]) + 1] = True
+    if dither:
+        # Laplace(2/eps) has standard deviation 2 sqrt(2)/eps per entry; a plateau of L entries averages L of them.
+        # Why: isotonic plateaus and their interpolation leave a lumpy histogram (spikes of 150-240 nodes next to
+        # degrees with 1-3, Facebook at epsilon 1, where the input has 80-100 at each); spreading every value by its
+        # own standard error turns the point estimate into a draw of the degrees the release cannot tell apart.
+        sorted_vals = dither_plateaus(sorted_vals, fit, ~spliced, np.sqrt(2.0) * DEGREE_SENSITIVITY / epsilon_sorted,
+                                      rng)
     # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
     order = np.lexsort((rng.random(n), noisy_node))
     values = np.empty(n)
@@ -299,6 +317,30 @@ def splice_low_degrees(sorted_values: np.ndarray, noisy_cumulative: np.ndarray, 
         v[a:b] = float(j)
     v[ends[-1]:] = np.maximum(v[ends[-1]:], float(top))
     return np.maximum.accumulate(v)
+
+
+def dither_plateaus(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd: float,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Post-processing of released values (public randomness, no privacy cost): every sorted value with ``free`` set
+    moves by a Gaussian of its isotonic plateau's standard error, ``noise_sd / sqrt(plateau length)`` (``fit`` is the
+    isotonic fit whose flat runs are the plateaus), kept at or above the largest value not free (the low end the
+    cumulative counts fixed) and below ``n - 1``; the sequence is sorted again.
+
+    The exact-degree histogram of an isotonic fit is the derivative of a noisy staircase: where the true sequence
+    rises by one degree every few dozen ranks the plateau levels' errors pile nodes onto some degrees and leave the
+    next ones empty. A plateau of ``L`` entries pins its level to about ``noise_sd / sqrt(L)``; drawing the values
+    within that error spreads them over the degrees the release cannot tell apart (long plateaus, well measured,
+    barely move; hubs, measured by one entry each, move by the full noise). Measured on Facebook (permuted ids,
+    epsilon 1, released-degree KL against the input): 0.45 -> 0.26 (median of 4 seeded fits).
+    """
+    v = np.asarray(values, dtype=np.float64).copy()
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(fit) != 0) + 1])
+    lengths = np.diff(np.concatenate([starts, [fit.size]]))
+    per = np.repeat(lengths, lengths).astype(np.float64)
+    sd = noise_sd / np.sqrt(per)
+    floor = float(v[~free].max(initial=0.0)) if (~free).any() else 0.0
+    v[free] = np.clip(v[free] + sd[free] * rng.standard_normal(int(free.sum())), floor, fit.size - 1)
+    return np.sort(v)
 
 
 def interpolate_plateaus(y: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from graphrelease.privacy.proofs import missing_proofs
 from graphrelease.testing.probes import Neighbour, assert_within, edge_neighbours, probe_sensitivity
-from tests.generators.classical_helpers import basic_composition, load_npz_graph, small_subgraph
+from tests.generators.classical_helpers import basic_composition, degree_kl, load_npz_graph, small_subgraph
 
 
 @pytest.fixture(scope="module")
@@ -266,3 +266,42 @@ def test_verifier_recomputes_capped_triangle_sensitivities(cora, profile):
         assert any("x cap" in p for p in entry_problems(halved, "edge"))
         uncapped = replace(entry, params={k: v for k, v in entry.params.items() if k != "cap"})
         assert any("no degree cap" in p for p in entry_problems(uncapped, "edge"))
+
+
+def _released_kl(graph: Graph, seed: int, dither: bool) -> float:
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    deg = release_degrees(graph, budget, np.random.default_rng(seed), epsilon_sorted=0.22, epsilon_rank=0.10,
+                          epsilon_cumulative=0.05, stage="t", dither=dither)
+    return degree_kl(graph.degrees(), np.rint(deg.values).astype(np.int64))
+
+
+def test_dithered_degrees_smooth_the_released_histogram(data_dir):
+    # Seeded (4 fits each way, dp_bter's epsilon-1 shares) on Facebook with shuffled ids: the isotonic fit's plateaus
+    # pile nodes onto some degrees and leave the next ones empty; spreading each value by its plateau's standard
+    # error (post-processing) brings the released histogram closer to the input's. Measured: median KL 0.47 plain,
+    # 0.26 dithered.
+    from graphrelease.io import read_graph
+
+    fb = read_graph(data_dir / "raw" / "facebook_combined.txt.gz").data
+    perm = np.random.default_rng(7).permutation(fb.num_nodes)
+    fb, _ = Graph.from_edges(fb.num_nodes, perm[fb.edges], name="facebook")
+    plain = np.median([_released_kl(fb, s, dither=False) for s in range(4)])
+    dithered = np.median([_released_kl(fb, s, dither=True) for s in range(4)])
+    assert dithered < 0.75 * plain, (dithered, plain)
+    assert dithered < 0.35, dithered
+
+
+def test_dither_leaves_the_low_end_from_the_cumulative_counts(cora):
+    # The values the cumulative counts fixed (Cora: degrees 0..3 at epsilon 1) are not dithered: same seed, same
+    # counts there with and without the dither, and no value is moved below them.
+    out = {}
+    for dither in (False, True):
+        budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        deg = release_degrees(cora, budget, np.random.default_rng(4), epsilon_sorted=0.22, epsilon_rank=0.10,
+                              epsilon_cumulative=0.05, stage="t", dither=dither)
+        out[dither] = np.sort(deg.values)
+    low = out[False] <= 3.0
+    assert low.sum() > 1000, low.sum()  # the splice did run (Cora: most nodes have degree <= 3)
+    np.testing.assert_array_equal(out[True][low], out[False][low])
+    assert out[True][~low].min() >= out[False][low].max()
+    assert not np.array_equal(out[True][~low], out[False][~low])
