@@ -74,7 +74,7 @@ from graphrelease.models.common import (
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.gap import laplace_like
 from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
-from graphrelease.models.residual import ResidualGraphHead, xz_batch_loss, xz_example_loss
+from graphrelease.models.residual import ResidualGraphHead, snr_shrink, xz_batch_loss, xz_example_loss
 from graphrelease.privacy.ledger import LedgerEntry
 
 #: Ceiling of the topology stages' noise multiplier when they get a small share of epsilon (see ``_fit``).
@@ -112,9 +112,10 @@ class DPDGCConfig(PublicTrainingOptions):
     crossfit_folds: int = 5
     # public_lr / public_dropout (PublicTrainingOptions, models/common.py PUBLIC_LR) train the public prior and, where
     # it is not private, the classifier (the dropout only the prior, as in the reference code).
-    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~. "auto"
-    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), rownorm otherwise (what the
-    # k-neighbor / node rows of reports/private_models.md were measured with). fit() stores the resolved value.
+    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~, "snr" =
+    # (Z~ - b) shrunk by its public signal-to-noise ratio (models/residual.py snr_shrink, signal norm D). "auto"
+    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), snr otherwise (the residual
+    # classifier's input; rownorm before the second residual fix). fit() stores the resolved value.
     z_inputs: str = "auto"
     # "gaussian": rows of W normalised in L2, Gaussian Z release (L2 sensitivity sqrt 2 per edge). "laplace": rows
     # normalised in L1, Laplace Z release (L1 sensitivity 2 per edge, pure DP), as GAP's noise="laplace".
@@ -123,6 +124,8 @@ class DPDGCConfig(PublicTrainingOptions):
     # DP-MLP network on X with a zero-initialised linear read of Z~ added to its logits (with a useless Z~ it is a
     # DP-MLP); "decoupled" = the LINKX-style DecoupledClassifier (before issue #17's node fix).
     private_classifier: str = "residual"
+    # The residual head's own bias (models/residual.py: a duplicate of the network's; False since the second fix).
+    head_bias: bool = False
 
 
 def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
@@ -334,7 +337,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if not 0.0 < c.graph_share < 1.0:
             raise OptionError(f"dpdgc: graph_share must be in (0, 1) or 'auto', got {c.graph_share!r}")
         if c.z_inputs == "auto":
-            c.z_inputs = "scaled" if kind == "edge" else "rownorm"
+            c.z_inputs = "scaled" if kind == "edge" else "snr"
         dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
         if c.encoder_epochs is None:
             c.encoder_epochs = 0 if (c.public_prior and kind == "edge") else 30
@@ -419,6 +422,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         else:
             scale = 0.0
         self.noise_scale, self.z_noise_std = scale, scale * dz
+        self.classifier_noise = cls_scale if private else 0.0  # reported by scripts/validate_node_models.py
 
         # 1. DP-Emb
         if private:
@@ -458,7 +462,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         c = self.config
         if self.residual:
             return ResidualGraphHead(MLP(self.x_dim, c.hidden, self.num_classes, layers=2), self.emb_dim,
-                                     self.num_classes)
+                                     self.num_classes, bias=c.head_bias)
         return DecoupledClassifier(self.x_dim, self.emb_dim, c.hidden, self.num_classes)
 
     def _z_input(self, z: torch.Tensor) -> torch.Tensor:
@@ -467,6 +471,9 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         "scaled" without discarding how far a row stands above the noise."""
         if self.config.z_inputs == "scaled":
             return z / max(float(self.z_noise_std), 1.0)
+        if self.config.z_inputs == "snr":  # Laplace(b) has std b sqrt 2; rows of W-bar have norm <= 1, <= D of them
+            std = self.z_noise_std * (math.sqrt(2.0) if self.config.z_noise == "laplace" else 1.0)
+            return snr_shrink(z - self.emb.bias.detach(), self.config.degree_cap, std)
         return row_normalize(z)
 
     def _x_input(self, graph: Graph) -> torch.Tensor:
@@ -526,7 +533,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
         # releases from before issue #17 fed row-normalised Z~ to the decoupled classifier
-        legacy = {"z_inputs": "rownorm", "z_noise": "gaussian", "private_classifier": "decoupled"}
+        legacy = {"z_inputs": "rownorm", "z_noise": "gaussian", "private_classifier": "decoupled", "head_bias": True}
         model = cls.from_released_config(config, **legacy)
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
