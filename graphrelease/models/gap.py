@@ -30,11 +30,14 @@ Three modules, trained in order:
    :math:`H_1..H_K` plus the node's own :math:`H_0`, so one node changes one example: no cost under edge adjacency
    (public features/labels), DP-SGD add/remove under node adjacency.
 
-Under node adjacency every stage shares one calibrated noise scale (the encoder's and classifier's noise
-multipliers equal the aggregation's noise-to-sensitivity ratio), calibrated so the composed ledger meets the target.
-There the classifier is by default (``node_classifier="residual"``, issue #17) the encoder's own network continued
-for ``epochs`` more DP-SGD epochs with a zero-initialised linear read of the row-normalised hops added to its logits
-(models/residual.py): with noise-dominated aggregates GAP is then a DP-MLP trained for encoder_epochs + epochs.
+Under node adjacency the classifier is by default (``node_classifier="residual"``, issue #17) the encoder's own
+network continued for ``epochs`` more DP-SGD epochs with a zero-initialised, bias-free linear read of the hops shrunk
+by their public signal-to-noise ratio (``hop_inputs="snr"``) added to its logits (models/residual.py): with
+noise-dominated aggregates GAP is then a DP-MLP trained for encoder_epochs + epochs. The aggregation is calibrated
+alone to ``graph_share`` (default 1/(D+1)) of epsilon and the encoder and classifier share one noise multiplier for
+the rest; ``graph_share="common"`` (and the ``hops`` classifier) give every stage one noise scale (the encoder's and
+classifier's noise multipliers equal the aggregation's noise-to-sensitivity ratio), calibrated so the composed
+ledger meets the target.
 
 ``aggregation="similarity"``: :math:`w_{uv} = \mathrm{sigmoid}(\cos(x_u, x_v))\in(0,1)` from the raw features
 (public under edge adjacency; under node adjacency only the removed node's own edges change weight), same
@@ -122,9 +125,9 @@ class GAPConfig(PublicTrainingOptions):
     # (keeps the magnitude, i.e. how much neighbour mass backs the direction); "rownorm" = the next hop's input.
     # "snr" = the release shrunk by its public signal-to-noise ratio (models/residual.py snr_shrink, bound D).
     # "auto" (default): scaled under edge adjacency; snr under node adjacency, where the aggregate is
-    # noise-dominated (std 17.6 against rows of norm <= D = 10 on Cora at eps 8) and the residual classifier's
-    # head should add a term to the feature logits that vanishes with the signal (rownorm before the second
-    # residual fix, reports/private_models.md). fit() stores the resolved value.
+    # noise-dominated (std 57 at its 1/11 share, 17.6 at one common scale, against rows of norm <= D = 10 on Cora at
+    # eps 8) and the residual classifier's head should add a term to the feature logits that vanishes with the
+    # signal (rownorm before the second residual fix, reports/private_models.md). fit() stores the resolved value.
     hop_inputs: str = "auto"
     # "gaussian": rows of L2 norm <= 1, Gaussian noise (sensitivity sqrt 2 per edge). "laplace": rows of L1 norm
     # <= 1, Laplace noise (L1 sensitivity 2 per edge, pure DP). For probability / one-hot rows (L1 = 1) Laplace
