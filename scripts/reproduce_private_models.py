@@ -477,6 +477,8 @@ def main() -> None:
     p.add_argument("--only-kneighbor", action="store_true", help="run only the k-neighbor Table-2 settings")
     p.add_argument("--skip-edge", action="store_true", help="drop the edge-adjacency jobs (issue #17 re-run of the "
                    "k-neighbor and node rows; the edge comparison is scripts/reproduce_edge_models.py)")
+    p.add_argument("--skip-methods", default="", help="comma-separated methods whose jobs are dropped (e.g. dpar, "
+                   "whose code did not change, when extending the other cells to more seeds)")
     p.add_argument("--dataset-major", action="store_true",
                    help="finish every seed of a dataset before the next (cells reach n=seeds sooner)")
     args = p.parse_args()
@@ -484,7 +486,8 @@ def main() -> None:
     command = ("OMP_NUM_THREADS=1 .venv/bin/python scripts/reproduce_private_models.py "
                f"--seeds {args.seeds} --datasets {args.datasets}"
                + "".join(f" --{f.replace('_', '-')}" for f in ("only_table2", "skip_edge", "dataset_major")
-                         if getattr(args, f)))
+                         if getattr(args, f))
+               + (f" --skip-methods {args.skip_methods}" if args.skip_methods else ""))
     if not args.render_only:
         done = done_keys(args.results)
         args.results.parent.mkdir(parents=True, exist_ok=True)
@@ -510,6 +513,8 @@ def main() -> None:
             jobs = [j for j in jobs if j[2].startswith("k-neighbor")]
         if args.skip_edge:
             jobs = [j for j in jobs if j[2] != "edge"]
+        if args.skip_methods:
+            jobs = [j for j in jobs if j[1] not in args.skip_methods.split(",")]
         if args.only_link:
             jobs = [(ds, m, "edge", eps, seed, "") for seed in range(args.seeds) for ds in args.datasets.split(",")
                     for m, eps in LINK]
