@@ -347,7 +347,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if not 0.0 < c.graph_share < 1.0:
             raise OptionError(f"dpdgc: graph_share must be in (0, 1) or 'auto', got {c.graph_share!r}")
         if c.z_inputs == "auto":
-            c.z_inputs = "scaled" if kind == "edge" else "snr"
+            c.z_inputs = {"edge": "scaled", "node": "snr"}.get(kind, "snr_clipped")
         dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
         if c.encoder_epochs is None:
             c.encoder_epochs = 0 if (c.public_prior and kind == "edge") else 30
@@ -488,9 +488,15 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         "scaled" without discarding how far a row stands above the noise."""
         if self.config.z_inputs == "scaled":
             return z / max(float(self.z_noise_std), 1.0)
-        if self.config.z_inputs == "snr":  # Laplace(b) has std b sqrt 2; rows of W-bar have norm <= 1, <= D of them
+        if self.config.z_inputs in ("snr", "snr_clipped"):  # Laplace(b) has std b sqrt 2; rows of W-bar: norm <= 1
             std = self.z_noise_std * (math.sqrt(2.0) if self.config.z_noise == "laplace" else 1.0)
-            return snr_shrink(z - self.emb.bias.detach(), self.config.degree_cap, std)
+            out = snr_shrink(z - self.emb.bias.detach(), self.config.degree_cap, std)
+            if self.config.z_inputs == "snr_clipped":
+                # k-neighbor adjacency caps no degree, so D bounds nothing there: a hub's row (Chameleon: degree
+                # up to ~700) would read far above norm 1 and dominate its example's clipped gradient. Rows are
+                # clipped to norm 1 (post-processing of the release).
+                out = out / out.norm(dim=1, keepdim=True).clamp_min(1.0)
+            return out
         return row_normalize(z)
 
     def _x_input(self, graph: Graph) -> torch.Tensor:
