@@ -123,8 +123,9 @@ class DPDGCConfig(PublicTrainingOptions):
     # it is not private, the classifier (the dropout only the prior, as in the reference code).
     # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~, "snr" =
     # (Z~ - b) shrunk by its public signal-to-noise ratio (models/residual.py snr_shrink, signal norm D). "auto"
-    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), snr otherwise (the residual
-    # classifier's input; rownorm before the second residual fix). fit() stores the resolved value.
+    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), snr under node adjacency,
+    # "snr_clipped" (snr with rows clipped to norm 1: no degree cap bounds the signal there) under k-neighbor (the
+    # residual classifier's input; rownorm before the second residual fix). fit() stores the resolved value.
     z_inputs: str = "auto"
     # "gaussian": rows of W normalised in L2, Gaussian Z release (L2 sensitivity sqrt 2 per edge). "laplace": rows
     # normalised in L1, Laplace Z release (L1 sensitivity 2 per edge, pure DP), as GAP's noise="laplace".

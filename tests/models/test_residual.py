@@ -82,6 +82,11 @@ def test_dpdgc_topology_share_is_one_over_group(data_dir, adjacency, group):
     assert 0.9 * eps / group <= topology or m.classifier_noise == pytest.approx(cap, rel=5e-3)
     assert b.spent_epsilon() <= eps
     assert isinstance(m.classifier, ResidualGraphHead)
+    # what the head reads: the SNR-shrunk release; under k-neighbor (no degree cap) rows clipped to norm <= 1
+    assert m.config.z_inputs == ("snr" if adjacency == "node" else "snr_clipped")
+    if adjacency != "node":
+        big = torch.as_tensor(m.embed(g)) * 1e4  # rows far above any bound still read at norm <= 1
+        assert float(m._z_input(big).norm(dim=1).max()) <= 1.0 + 1e-5
 
 
 def test_dpdgc_rejects_a_share_outside_the_unit_interval(data_dir):
@@ -221,3 +226,20 @@ def test_gap_aggregation_gets_one_over_d_plus_one(data_dir):
     mlp = DPMLP(epochs=4).fit(g, Budget(epsilon=eps, delta=delta, adjacency="node", accountant="rdp"))
     assert m.noise_scale == pytest.approx(mlp.noise_multiplier, rel=0.03)
     assert m.config.hop_inputs == "snr" and m.classifier.graph.bias is None
+
+
+def test_release_written_with_a_head_bias_still_loads(data_dir, tmp_path):
+    """Releases written before the second fix carry a head bias and no ``head_bias`` key: they load with it."""
+    g = small_cora(data_dir, n=200)
+    m = DPDGC(encoder_epochs=1, epochs=1, degree_cap=5, head_bias=True).fit(
+        g, Budget(epsilon=8.0, delta=1e-5, adjacency="node", accountant="rdp"))
+    assert m.classifier.graph.bias is not None
+    m.save(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config.pop("head_bias", None)
+    again = DPDGC.load(tmp_path, config)
+    assert again.classifier.graph.bias is not None
+    x = torch.randn(5, m.in_dim, generator=torch.Generator().manual_seed(1))
+    z = torch.randn(5, m.emb_dim, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        assert torch.allclose(again.classifier((x, z)), m.classifier((x, z)))
