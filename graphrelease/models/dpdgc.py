@@ -74,7 +74,13 @@ from graphrelease.models.common import (
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.gap import laplace_like
 from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
-from graphrelease.models.residual import ResidualGraphHead, xz_batch_loss, xz_example_loss
+from graphrelease.models.residual import (
+    FEATURE_NOISE_SLACK,
+    ResidualGraphHead,
+    snr_shrink,
+    xz_batch_loss,
+    xz_example_loss,
+)
 from graphrelease.privacy.ledger import LedgerEntry
 
 #: Ceiling of the topology stages' noise multiplier when they get a small share of epsilon (see ``_fit``).
@@ -99,6 +105,9 @@ class DPDGCConfig(PublicTrainingOptions):
     # share that shrinks with g. Fixed a priori from public quantities, not chosen on any split (the former 0.5 left
     # the classifier the budget of DP-MLP at half epsilon: Cora node eps 8, 63.4% vs DP-MLP 68.4% validation
     # accuracy, DP-MLP at eps 4: 62.6%). Under edge adjacency the classifier is free and the share is unused.
+    # With "auto" the share is also capped so that the classifier's noise multiplier is at most
+    # 1 + FEATURE_NOISE_SLACK times a feature-only model's on the same schedule (models/residual.py; binding for
+    # small groups: k = 1 gave the classifier 1.58 against DP-MLP's 1.35 on Cora-ML at eps 16).
     graph_share: float | str = "auto"
     # Under edge adjacency (features and training labels public) use the public feature prior of models/prior.py:
     # the X channel reads out-of-fold class probabilities instead of raw X, and DP-Emb's W starts from the prior's
@@ -112,9 +121,11 @@ class DPDGCConfig(PublicTrainingOptions):
     crossfit_folds: int = 5
     # public_lr / public_dropout (PublicTrainingOptions, models/common.py PUBLIC_LR) train the public prior and, where
     # it is not private, the classifier (the dropout only the prior, as in the reference code).
-    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~. "auto"
-    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), rownorm otherwise (what the
-    # k-neighbor / node rows of reports/private_models.md were measured with). fit() stores the resolved value.
+    # Classifier input from the released Z~: "scaled" = Z~ / max(sigma_z, 1), "rownorm" = row-normalised Z~, "snr" =
+    # (Z~ - b) shrunk by its public signal-to-noise ratio (models/residual.py snr_shrink, signal norm D). "auto"
+    # (default): scaled under edge adjacency (measured, reports/private_models_edge.md), snr under node adjacency,
+    # "snr_clipped" (snr with rows clipped to norm 1: no degree cap bounds the signal there) under k-neighbor (the
+    # residual classifier's input; rownorm before the second residual fix). fit() stores the resolved value.
     z_inputs: str = "auto"
     # "gaussian": rows of W normalised in L2, Gaussian Z release (L2 sensitivity sqrt 2 per edge). "laplace": rows
     # normalised in L1, Laplace Z release (L1 sensitivity 2 per edge, pure DP), as GAP's noise="laplace".
@@ -123,6 +134,8 @@ class DPDGCConfig(PublicTrainingOptions):
     # DP-MLP network on X with a zero-initialised linear read of Z~ added to its logits (with a useless Z~ it is a
     # DP-MLP); "decoupled" = the LINKX-style DecoupledClassifier (before issue #17's node fix).
     private_classifier: str = "residual"
+    # The residual head's own bias (models/residual.py: a duplicate of the network's; False since the second fix).
+    head_bias: bool = False
 
 
 def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
@@ -325,7 +338,8 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         tr = as_index(split.train)
         n_tr = tr.numel()
         g = group_size_for(kind, k, c.degree_cap)
-        if c.graph_share == "auto":
+        auto_share = c.graph_share == "auto"
+        if auto_share:
             c.graph_share = 1.0 / g if kind != "edge" else 0.5
         try:
             c.graph_share = float(c.graph_share)
@@ -334,7 +348,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if not 0.0 < c.graph_share < 1.0:
             raise OptionError(f"dpdgc: graph_share must be in (0, 1) or 'auto', got {c.graph_share!r}")
         if c.z_inputs == "auto":
-            c.z_inputs = "scaled" if kind == "edge" else "rownorm"
+            c.z_inputs = {"edge": "scaled", "node": "snr"}.get(kind, "snr_clipped")
         dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
         if c.encoder_epochs is None:
             c.encoder_epochs = 0 if (c.public_prior and kind == "edge") else 30
@@ -410,7 +424,14 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 # ignore, and refusing the run would refuse the classifier's whole budget with it.
                 scale = calibrate_common_noise(entries, budget, fraction=c.graph_share, hi=TOPOLOGY_MAX_NOISE)
                 fixed = entries(scale)
-                cls_scale = calibrate_common_noise(lambda t: fixed + [with_noise(cls_t, t, cls_steps)], budget)
+                cls_entries = lambda t: [with_noise(cls_t, t, cls_steps)]  # noqa: E731
+                cls_scale = calibrate_common_noise(lambda t: fixed + cls_entries(t), budget)
+                if auto_share:  # cap (models/residual.py FEATURE_NOISE_SLACK): public schedule values only
+                    cap = (1.0 + FEATURE_NOISE_SLACK) * calibrate_common_noise(cls_entries, budget)
+                    if cls_scale > cap:
+                        cls_scale = cap
+                        scale = calibrate_common_noise(lambda s: entries(s) + cls_entries(cap), budget,
+                                                       hi=TOPOLOGY_MAX_NOISE)
             else:
                 scale = calibrate_common_noise(entries, budget)
             enc_trainer.noise_multiplier = g * scale
@@ -419,6 +440,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         else:
             scale = 0.0
         self.noise_scale, self.z_noise_std = scale, scale * dz
+        self.classifier_noise = cls_scale if private else 0.0  # reported by scripts/validate_node_models.py
 
         # 1. DP-Emb
         if private:
@@ -458,7 +480,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         c = self.config
         if self.residual:
             return ResidualGraphHead(MLP(self.x_dim, c.hidden, self.num_classes, layers=2), self.emb_dim,
-                                     self.num_classes)
+                                     self.num_classes, bias=c.head_bias)
         return DecoupledClassifier(self.x_dim, self.emb_dim, c.hidden, self.num_classes)
 
     def _z_input(self, z: torch.Tensor) -> torch.Tensor:
@@ -467,6 +489,15 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         "scaled" without discarding how far a row stands above the noise."""
         if self.config.z_inputs == "scaled":
             return z / max(float(self.z_noise_std), 1.0)
+        if self.config.z_inputs in ("snr", "snr_clipped"):  # Laplace(b) has std b sqrt 2; rows of W-bar: norm <= 1
+            std = self.z_noise_std * (math.sqrt(2.0) if self.config.z_noise == "laplace" else 1.0)
+            out = snr_shrink(z - self.emb.bias.detach(), self.config.degree_cap, std)
+            if self.config.z_inputs == "snr_clipped":
+                # k-neighbor adjacency caps no degree, so D bounds nothing there: a hub's row (Chameleon: degree
+                # up to ~700) would read far above norm 1 and dominate its example's clipped gradient. Rows are
+                # clipped to norm 1 (post-processing of the release).
+                out = out / out.norm(dim=1, keepdim=True).clamp_min(1.0)
+            return out
         return row_normalize(z)
 
     def _x_input(self, graph: Graph) -> torch.Tensor:
@@ -526,7 +557,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     @classmethod
     def load(cls, directory: Path, config: dict[str, Any]) -> "DPDGC":
         # releases from before issue #17 fed row-normalised Z~ to the decoupled classifier
-        legacy = {"z_inputs": "rownorm", "z_noise": "gaussian", "private_classifier": "decoupled"}
+        legacy = {"z_inputs": "rownorm", "z_noise": "gaussian", "private_classifier": "decoupled", "head_bias": True}
         model = cls.from_released_config(config, **legacy)
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])

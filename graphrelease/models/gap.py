@@ -30,11 +30,14 @@ Three modules, trained in order:
    :math:`H_1..H_K` plus the node's own :math:`H_0`, so one node changes one example: no cost under edge adjacency
    (public features/labels), DP-SGD add/remove under node adjacency.
 
-Under node adjacency every stage shares one calibrated noise scale (the encoder's and classifier's noise
-multipliers equal the aggregation's noise-to-sensitivity ratio), calibrated so the composed ledger meets the target.
-There the classifier is by default (``node_classifier="residual"``, issue #17) the encoder's own network continued
-for ``epochs`` more DP-SGD epochs with a zero-initialised linear read of the row-normalised hops added to its logits
-(models/residual.py): with noise-dominated aggregates GAP is then a DP-MLP trained for encoder_epochs + epochs.
+Under node adjacency the classifier is by default (``node_classifier="residual"``, issue #17) the encoder's own
+network continued for ``epochs`` more DP-SGD epochs with a zero-initialised, bias-free linear read of the hops shrunk
+by their public signal-to-noise ratio (``hop_inputs="snr"``) added to its logits (models/residual.py): with
+noise-dominated aggregates GAP is then a DP-MLP trained for encoder_epochs + epochs. The aggregation is calibrated
+alone to ``graph_share`` (default 1/(D+1)) of epsilon and the encoder and classifier share one noise multiplier for
+the rest; ``graph_share="common"`` (and the ``hops`` classifier) give every stage one noise scale (the encoder's and
+classifier's noise multipliers equal the aggregation's noise-to-sensitivity ratio), calibrated so the composed
+ledger meets the target.
 
 ``aggregation="similarity"``: :math:`w_{uv} = \mathrm{sigmoid}(\cos(x_u, x_v))\in(0,1)` from the raw features
 (public under edge adjacency; under node adjacency only the removed node's own edges change weight), same
@@ -81,12 +84,13 @@ from graphrelease.models.common import (
     steps_for,
     train_nonprivate,
 )
+from graphrelease.models.aggregation import aggregate_once, l1_normalize, laplace_like, perturbed_hops  # noqa: F401
 from graphrelease.models.hops import choose_hops
 from graphrelease.models.label_sources import SOURCE_FRACTION, label_sources, receiver_adjacency
 from graphrelease.models.mlp import node_batch_loss, node_example_loss
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
-from graphrelease.models.residual import ResidualGraphHead, xz_batch_loss, xz_example_loss
+from graphrelease.models.residual import ResidualGraphHead, graph_share_for, xz_batch_loss, xz_example_loss
 from graphrelease.privacy.ledger import LedgerEntry
 
 AGGREGATIONS = ("sum", "similarity", "attention")
@@ -119,11 +123,11 @@ class GAPConfig(PublicTrainingOptions):
     crossfit_folds: int = 5
     # What the classifier reads of hop k >= 1: "scaled" = the noisy aggregate A H + N divided by max(sigma, 1)
     # (keeps the magnitude, i.e. how much neighbour mass backs the direction); "rownorm" = the next hop's input.
-    # "auto" (default): scaled under edge adjacency; rownorm under node adjacency, where the aggregate is
-    # noise-dominated (std 17.6 against rows of norm <= D = 10 on Cora at eps 8) and the residual classifier's
-    # head should add a bounded term to the feature logits (a scaled noise row has norm ~sqrt(classes)). Checked
-    # on Cora's validation split, node eps 8, 8 seeds: rownorm 69.0 +- 1.4, scaled 67.8 +- 1.9, DP-MLP 68.2 +- 1.5
-    # (a non-private look at Cora's validation labels; a public default for every other graph). fit() stores it.
+    # "snr" = the release shrunk by its public signal-to-noise ratio (models/residual.py snr_shrink, bound D).
+    # "auto" (default): scaled under edge adjacency; snr under node adjacency, where the aggregate is
+    # noise-dominated (std 57 at its 1/11 share, 17.6 at one common scale, against rows of norm <= D = 10 on Cora at
+    # eps 8) and the residual classifier's head should add a term to the feature logits that vanishes with the
+    # signal (rownorm before the second residual fix, reports/private_models.md). fit() stores the resolved value.
     hop_inputs: str = "auto"
     # "gaussian": rows of L2 norm <= 1, Gaussian noise (sensitivity sqrt 2 per edge). "laplace": rows of L1 norm
     # <= 1, Laplace noise (L1 sensitivity 2 per edge, pure DP). For probability / one-hot rows (L1 = 1) Laplace
@@ -138,11 +142,17 @@ class GAPConfig(PublicTrainingOptions):
     # released hops added to its logits, so with useless aggregates GAP is a DP-MLP; "hops" = the per-hop
     # HopClassifier on [H_0, H_1..H_K] (before issue #17's node fix). Needs hop0="probs".
     node_classifier: str = "residual"
+    # The residual head's own bias (models/residual.py: a duplicate of the network's; False since the second fix).
+    head_bias: bool = False
+    # Share of epsilon for the aggregation when the classifier is private (node adjacency, residual classifier):
+    # "auto" = 1/(D+1), the rule DPDGC's topology stages follow (one node changes D+1 aggregate rows; public). A
+    # float fixes it; "common" = one noise scale for every stage (before the second residual fix).
+    graph_share: float | str = "auto"
 
 
 NOISES = ("gaussian", "laplace", "auto")
 HOP0 = ("probs", "embedding", "labels")
-HOP_INPUTS = ("scaled", "rownorm", "auto")
+HOP_INPUTS = ("scaled", "rownorm", "snr", "auto")
 NODE_CLASSIFIERS = ("residual", "hops")
 
 
@@ -165,50 +175,6 @@ def similarity_weights(graph: Graph, x: torch.Tensor) -> np.ndarray:
     xn = row_normalize(x.double())
     cos = (xn[e[:, 0]] * xn[e[:, 1]]).sum(dim=1).clamp(-1.0, 1.0)
     return torch.sigmoid(cos).numpy()
-
-
-def aggregate_once(adj: sp.csr_matrix, h: torch.Tensor) -> torch.Tensor:
-    """The pre-noise query of one hop: :math:`A_w H` in float64."""
-    return torch.as_tensor(adj @ h.double().numpy())
-
-
-def l1_normalize(x: torch.Tensor) -> torch.Tensor:
-    """Rows scaled to L1 norm <= 1 exactly (zero rows stay zero), with the same float guard as row_normalize."""
-    out = x / x.abs().sum(dim=-1, keepdim=True).clamp_min(1e-12)
-    over = out.abs().sum(dim=-1, keepdim=True)
-    return torch.where(over > 1.0, out / over, out)
-
-
-def laplace_like(shape, scale: float, generator: torch.Generator | None) -> torch.Tensor:
-    """Float64 Laplace(0, scale) noise from ``generator``: the difference of two independent Exp(1) draws."""
-    e1 = torch.empty(shape, dtype=torch.float64).exponential_(generator=generator)
-    e2 = torch.empty(shape, dtype=torch.float64).exponential_(generator=generator)
-    return float(scale) * (e1 - e2)
-
-
-def perturbed_hops(
-    adj: sp.csr_matrix, h0: torch.Tensor, hops: int, noise_std: float, generator: torch.Generator | None,
-    inputs: str = "rownorm", noise: str = "gaussian",
-) -> list[torch.Tensor]:
-    """:math:`H_1..H_K`, each ``rownorm(A_w H_{k-1} + N(0, noise_std^2))``, noise drawn in float64.
-
-    The next hop always aggregates the row-normalised release (the sensitivity needs rows of norm <= 1). With
-    ``inputs="scaled"`` the returned list holds :math:`(A_w H_{k-1} + N)/\max(\sigma, 1)` instead: the same
-    release, post-processed differently for the classifier (row normalisation of a noise-dominated row throws
-    away how far the signal stands above the noise).
-    """
-    # ``noise="laplace"``: rows are L1-normalised before every hop and ``noise_std`` is the Laplace scale b.
-    norm = l1_normalize if noise == "laplace" else row_normalize
-    out, h = [], norm(h0)
-    for _ in range(hops):
-        agg = aggregate_once(adj, h)
-        if noise_std > 0 and noise == "laplace":
-            agg = agg + laplace_like(agg.shape, noise_std, generator)
-        elif noise_std > 0:
-            agg = agg + torch.normal(0.0, float(noise_std), size=agg.shape, generator=generator, dtype=torch.float64)
-        h = norm(agg).float()
-        out.append((agg / max(float(noise_std), 1.0)).float() if inputs == "scaled" else row_normalize(agg).float())
-    return out
 
 
 class Encoder(nn.Module):
@@ -305,7 +271,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if c.noise == "auto":
             c.noise = "laplace" if kind == "edge" else "gaussian"
         if c.hop_inputs == "auto":
-            c.hop_inputs = "scaled" if kind == "edge" else "rownorm"
+            c.hop_inputs = "scaled" if kind == "edge" else "snr"
         if c.hops == "auto":  # charged (edge adjacency) before any other stage is calibrated
             c.hops, self.noisy_edge_count = choose_hops(graph, budget, rng, kind=kind, private=private)
         sens = 1.0 if self.one_sided else aggregation_sensitivity(kind, c.degree_cap, c.noise)
@@ -353,16 +319,22 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 batch_loss=xz_batch_loss if residual else node_batch_loss,
             )
             enc_t, cls_t = enc_trainer.ledger_entry(1), cls_trainer.ledger_entry(1)
+            share = graph_share_for(c.graph_share, c.degree_cap + 1) if residual else "common"
+            if share == "common":
+                agg_scale = None
+            else:  # the aggregation alone gets `share` of epsilon; the DP-SGD stages one scale for the rest
+                agg_scale = calibrate_common_noise(lambda s: [agg_entry(s)], budget, fraction=share)
             scale = calibrate_common_noise(
-                lambda s: [with_noise(enc_t, s, enc_steps), agg_entry(s), with_noise(cls_t, s, cls_steps)], budget
-            )
+                lambda s: [with_noise(enc_t, s, enc_steps), agg_entry(agg_scale or s), with_noise(cls_t, s, cls_steps)],
+                budget)
             enc_trainer.noise_multiplier = cls_trainer.noise_multiplier = scale
+            scale_agg = agg_scale or scale
         elif private:
-            scale = calibrate_common_noise(lambda s: [agg_entry(s)], budget)
+            scale = scale_agg = calibrate_common_noise(lambda s: [agg_entry(s)], budget)
         else:
-            scale = 0.0
+            scale = scale_agg = 0.0
         self.noise_scale = scale
-        self.aggregation_noise_std = scale * sens
+        self.aggregation_noise_std = scale_agg * sens
 
         # 1. encoder
         if dp_sgd:
@@ -395,10 +367,11 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         for r in range(rounds):
             adj = self.round_adjacency(work, x, h0, hops, y, tr, tgen)
             if private:
-                budget.charge(agg_entry(scale).with_count(c.hops))  # charged before the noisy aggregates exist
+                budget.charge(agg_entry(scale_agg).with_count(c.hops))  # charged before the noisy aggregates exist
             # attention refinement reads earlier rounds' row-normalised hops; the classifier the last round's inputs
             hops = perturbed_hops(adj, self._aggregated_rows(graph, h0), c.hops, self.aggregation_noise_std, tgen,
-                                  inputs=c.hop_inputs if r == rounds - 1 else "rownorm", noise=c.noise)
+                                  inputs=c.hop_inputs if r == rounds - 1 else "rownorm", noise=c.noise,
+                                  signal_norm=c.degree_cap)
         assert hops is not None
         self._cache = (graph, hops)
         feats = torch.stack([h0_train] + hops, dim=1)
@@ -432,7 +405,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         c = self.config
         if self.residual:
             assert isinstance(self.encoder, ProbEncoder)
-            return ResidualGraphHead(self.encoder.net, c.hops * self.h_dim, self.num_classes)
+            return ResidualGraphHead(self.encoder.net, c.hops * self.h_dim, self.num_classes, bias=c.head_bias)
         return HopClassifier(self.h_dim, c.hops + 1, c.hidden, self.num_classes)
 
     @property
@@ -543,7 +516,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             _, tgen, _ = noise_generators(None)
             hops = perturbed_hops(self._adjacency(work, x, h0), self._aggregated_rows(graph, h0), self.config.hops,
                                   self.aggregation_noise_std, tgen,
-                                  inputs=self.config.hop_inputs, noise=self.config.noise)
+                                  inputs=self.config.hop_inputs, noise=self.config.noise,
+                                  signal_norm=self.config.degree_cap)
         return torch.stack([h0] + hops, dim=1)
 
     @torch.no_grad()
@@ -578,7 +552,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         # label_sources: releases written before one-sided label aggregation were two-sided
         # node_classifier: releases written before the residual node classifier used the per-hop classifier
         legacy = {"hop0": "embedding", "hop_inputs": "rownorm", "noise": "gaussian", "label_sources": 0.0,
-                  "node_classifier": "hops"}
+                  "node_classifier": "hops", "head_bias": True}
         model = cls.from_released_config(config, **legacy)
         c = model.config
         model.num_classes, model.in_dim = int(config["num_classes"]), int(config["in_dim"])
