@@ -191,6 +191,13 @@ def with_noise(entry: Any, noise_multiplier: float, count: int) -> Any:
 
 
 def run_dpsgd(trainer: Any, examples: Any, steps: int, progress: Any = None) -> int:
-    """Run ``steps`` charged steps; returns the number applied (fewer only if the budget refused one)."""
+    """Run ``steps`` charged steps of a schedule calibrated to fit the budget; returns ``steps``.
+
+    The engine stops cleanly when the budget refuses a step. For a calibrated schedule that can only mean the
+    calibration over-spent, and a silently shortened schedule would hide it (the ledger would still compose to at most
+    epsilon), so it is an error here rather than a quieter model."""
     result = trainer.train(examples, steps, callback=(lambda _i: progress()) if progress is not None else None)
+    if int(result.steps) < int(steps):
+        raise RuntimeError(f"DP-SGD stopped after {int(result.steps)} of {int(steps)} calibrated steps: the budget "
+                           "refused a step, so the noise calibration over-spent (a bug; please report it)")
     return int(result.steps)

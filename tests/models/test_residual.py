@@ -243,3 +243,29 @@ def test_release_written_with_a_head_bias_still_loads(data_dir, tmp_path):
     z = torch.randn(5, m.emb_dim, generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         assert torch.allclose(again.classifier((x, z)), m.classifier((x, z)))
+
+
+def test_a_schedule_the_budget_cuts_short_is_an_error_not_a_quieter_model():
+    """run_dpsgd is only given calibrated schedules. If the budget refuses a step, the calibration over-spent: the
+    engine stops cleanly (the ledger still composes to at most epsilon) and the model would silently train less, so
+    the run must fail. A noise multiplier 3x below what 40 steps need at epsilon 1 is refused within the schedule."""
+    from graphrelease.models.common import TrainConfig
+    from graphrelease.models.private_training import make_dpsgd_trainer, run_dpsgd
+
+    gen = torch.Generator().manual_seed(0)
+    n = 200
+    x, y = torch.randn(n, 8, generator=gen), torch.randint(0, 3, (n,), generator=gen)
+    cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=50, max_grad_norm=1.0)
+    budget = Budget(epsilon=1.0, delta=1e-5, adjacency="node", accountant="rdp")
+
+    def loss(model_fn, example):
+        xi, yi = example
+        return torch.nn.functional.cross_entropy(model_fn(xi.unsqueeze(0)), yi.unsqueeze(0))
+
+    trainer = make_dpsgd_trainer(
+        MLP(8, 8, 3, layers=2), loss, budget=budget, cfg=cfg, num_examples=n, noise_multiplier=0.5,
+        stage="test.short", rng=np.random.default_rng(0), noise_generator=torch.Generator().manual_seed(0),
+    )
+    with pytest.raises(RuntimeError, match="calibrated steps"):
+        run_dpsgd(trainer, (x, y), 40)
+    assert budget.spent_epsilon() <= 1.0 + 1e-9
