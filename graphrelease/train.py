@@ -263,6 +263,7 @@ def _certificate_factory(run: ModelRun, *, mode: str, released: list[str], extra
                                              run.node_public, inferred=inferred)
     assumptions.setdefault("labels", "the label set (number of classes) and the public split of node slots "
                                      "(a fixed permutation of 0..n-1) are public")
+    extra = {**dict(getattr(run.model, "selection_notes", {}) or {}), **dict(extra or {})}
     unsound = list(getattr(run.model, "uncertified_reasons", []) or [])
     if unsound:
         extra = {**dict(extra or {}), "unsound_preprocessing": unsound}

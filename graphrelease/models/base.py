@@ -59,6 +59,9 @@ class PrivateModel(ABC):
     config: Any
     used_seed: bool = False
     public_assumptions: dict[str, str]
+    #: Statements for the certificate's DP-SGD checklist (``hyperparameters_tuned_on_private_data``,
+    #: ``final_model_selection``) that only the fitted model knows; reset by every fit.
+    selection_notes: dict[str, str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -88,6 +91,7 @@ class PrivateModel(ABC):
         self._check_options(kind, private=private, budget=budget)
         split = self._prepare(graph) if isinstance(self, NodeModelMixin) else None
         self.public_assumptions = public_assumptions_for(kind)
+        self.selection_notes = {}
         rng, tgen, self.used_seed = noise_generators(self.config.seed)
         ctx = FitContext(kind=kind, k=adjacency_k(budget), private=private, rng=rng, tgen=tgen, split=split)
         with torch.random.fork_rng(devices=[]):

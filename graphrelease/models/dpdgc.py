@@ -76,6 +76,7 @@ from graphrelease.models.gap import laplace_like
 from graphrelease.models.prior import ProbEncoder, fit_public_encoder, out_of_fold_embedding
 from graphrelease.models.residual import (
     FEATURE_NOISE_SLACK,
+    RULES_LOOK,
     ResidualGraphHead,
     snr_shrink,
     xz_batch_loss,
@@ -328,6 +329,8 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         c, kind, k, private, split, rng, tgen = (self.config, ctx.kind, ctx.k, ctx.private, ctx.split, ctx.rng,
                                                  ctx.tgen)
         self.kind = kind
+        if kind != "edge":
+            self.selection_notes["hyperparameters_tuned_on_private_data"] = RULES_LOOK
         work = node_level_projection(self, graph, kind, c.degree_cap)
         n = graph.num_nodes
         x = feature_matrix(graph)

@@ -90,7 +90,13 @@ from graphrelease.models.label_sources import SOURCE_FRACTION, label_sources, re
 from graphrelease.models.mlp import node_batch_loss, node_example_loss
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.prior import ProbEncoder, out_of_fold_embedding
-from graphrelease.models.residual import ResidualGraphHead, graph_share_for, xz_batch_loss, xz_example_loss
+from graphrelease.models.residual import (
+    RULES_LOOK,
+    ResidualGraphHead,
+    graph_share_for,
+    xz_batch_loss,
+    xz_example_loss,
+)
 from graphrelease.privacy.ledger import LedgerEntry
 
 AGGREGATIONS = ("sum", "similarity", "attention")
@@ -262,6 +268,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
     def _fit(self, graph: Graph, budget: Any, ctx: FitContext, *, progress: Any = None) -> None:
         c, kind, private, split, rng, tgen = self.config, ctx.kind, ctx.private, ctx.split, ctx.rng, ctx.tgen
         self.kind = kind
+        if kind != "edge":
+            self.selection_notes["hyperparameters_tuned_on_private_data"] = RULES_LOOK
         work = node_level_projection(self, graph, kind, c.degree_cap)
         x = feature_matrix(graph)
         y = torch.as_tensor(np.array(graph.labels), dtype=torch.long)

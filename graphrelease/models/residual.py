@@ -74,6 +74,13 @@ def snr_shrink(release: torch.Tensor, signal_norm: float, noise_std: float) -> t
     return (release.double() * (b / (b * b + d * float(noise_std) ** 2))).float()
 
 
+#: The certificate's ``hyperparameters_tuned_on_private_data`` for a node- or k-neighbour-level GAP / DPDGC release.
+RULES_LOOK = ("the residual classifier's rules (no head bias, SNR-shrunk graph inputs, GAP's aggregation share "
+              "1/(D+1), DPDGC's 2% classifier-noise cap) were checked on Cora-ML's validation labels and DPDGC's "
+              "k-neighbour row clip on Chameleon's (docs/privacy.md#public-values): a release of those graphs carries "
+              "that look outside the ledger; for any other graph they are public defaults")
+
+
 #: How much more noise (relative) a residual classifier's feature network may get than a feature-only model on the
 #: same schedule when a model's graph stages take their share of epsilon (DPDGC's ``graph_share="auto"``). The value
 #: was fixed after seeing Cora-ML's k = 1 VALIDATION results at shares 1/2 and 0.1 (a look outside the ledger, stated

@@ -40,3 +40,19 @@ def test_node_level_gap_with_a_projection_that_dropped_edges_is_not_certified(tm
     assert certificate["guarantee"] == "none"
     assert DEGREE_CAP_UNSOUND in certificate["guarantee_reason"]
     assert verify_release(tmp_path / "r").ok  # the verifier recomputes the same verdict
+
+
+def test_node_level_gap_certificate_states_the_validation_look_of_its_rules(tmp_path):
+    """The residual classifier's rules were checked on Cora-ML's / Chameleon's validation labels (outside the
+    ledger): a node-level GAP release says so in its DP-SGD checklist instead of 'not declared by the caller'."""
+    import json
+
+    from graphrelease.train import train_model
+
+    cora = load_default_graph()
+    sub = cora.induced_subgraph(np.arange(300))
+    train_model(sub, tmp_path / "r", method="gap", adjacency="node", epsilon=8.0,
+                options={"degree_cap": 5, "epochs": 1, "encoder_epochs": 1, "hops": 1, "num_classes": 7},
+                allow_uncertified=True)
+    checklist = json.loads((tmp_path / "r" / "certificate.json").read_text())["dp_sgd"]
+    assert "Cora-ML" in checklist["hyperparameters_tuned_on_private_data"]
