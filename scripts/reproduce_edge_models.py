@@ -95,7 +95,9 @@ READING = """## Reading (measured 2026-11-24, 5 seeds per cell)
   (-0.5) and eps 8 76.7 (-1.2), DPDGC eps 8 77.3 (-0.7). Per seed, GAP - DP-MLP at eps 8: -2.8 / -0.7 / -2.9 / +0.6 /
   -0.3 (before the shared optimiser: +0.1 / +0.2 / +0.7 / +0.8 / +0.7): on a 78%-majority graph every model sits at
   the majority rate, and any prediction away from the majority class (GAP reads two noisy hops at eps 2-8 here)
-  costs accuracy; the cause of the change with the shared optimiser was not investigated (no option changed).
+  costs accuracy. The shared optimiser causes the drop: on the VALIDATION split at eps 8 (5 seeds, `--check-public`,
+  appended to reports/public_defaults_validation.jsonl) GAP scores 78.7 with the old public optimiser and 77.6 with
+  the shared one, DP-MLP 78.1 / 78.0. No option was changed for Tolokers.
 - Edge eps 4, ahead of DP-MLP by >= 5 points: MET on three datasets, Cora (GAP +5.1, DPDGC +5.2), LastFM (+39.6 /
   +37.7) and PubMed (+24.3 / +23.2: 63.7 / 62.6 against 39.4). Not on Squirrel (+3.8 / +2.4; the old report's +6.1
   was against the old DP-MLP, which rose by 4.2 here), CiteSeer (+2.0 / +2.1; mean degree 2.7), Chameleon (+1.7 /
