@@ -69,7 +69,7 @@ from graphrelease.models.common import (
     save_module,
     split_state,
     steps_for,
-    train_nonprivate,
+    train_nonprivate, validation_select,
 )
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.gap import laplace_like
@@ -351,12 +351,12 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if self.use_prior:
             prior_cfg = TrainConfig(epochs=max(1, c.epochs), lr=c.public_lr, batch_size=c.batch_size)
             self.prior = fit_public_encoder(x, y, tr, hidden=c.hidden, classes=self.num_classes, cfg=prior_cfg,
-                                            generator=tgen, dropout=c.public_dropout)
+                                            generator=tgen, dropout=c.public_dropout, val=as_index(split.val))
             with torch.no_grad():
                 xin = self.prior.embed(x)
             x_train = out_of_fold_embedding(x, y, tr, xin, folds=c.crossfit_folds, hidden=c.hidden,
                                             classes=self.num_classes, cfg=prior_cfg, generator=tgen,
-                                            dropout=c.public_dropout)
+                                            dropout=c.public_dropout, val=as_index(split.val))
             w_init = xin
             if c.prior_rows == "labels":
                 w_init = torch.zeros(n, self.num_classes)
@@ -445,7 +445,8 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             def cls_loss(module, idx):
                 return nn.functional.cross_entropy(module((x_train[tr[idx]], zin[tr[idx]])), y[tr[idx]])
 
-            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress)
+            select = validation_select(lambda m, v: m((x_train[v], zin[v])), y, split.val, public=kind == "edge")
+            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress, select=select)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
 

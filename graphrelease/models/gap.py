@@ -79,7 +79,7 @@ from graphrelease.models.common import (
     save_module,
     split_state,
     steps_for,
-    train_nonprivate,
+    train_nonprivate, validation_select,
 )
 from graphrelease.models.hops import choose_hops
 from graphrelease.models.label_sources import SOURCE_FRACTION, label_sources, receiver_adjacency
@@ -321,6 +321,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         lr = c.lr if dp_sgd else c.public_lr
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        pick = lambda f: validation_select(f, y, split.val, public=kind == "edge" and not dp_sgd)  # noqa: E731
 
         def agg_entry(s: float) -> LedgerEntry:
             if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
@@ -376,7 +377,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             def enc_loss(module, idx):
                 return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
 
-            train_nonprivate(self.encoder, enc_loss, n_tr, enc_cfg, generator=tgen, progress=progress)
+            train_nonprivate(self.encoder, enc_loss, n_tr, enc_cfg, generator=tgen, progress=progress, select=pick(lambda m, v: m(x[v])))
         self.encoder.eval()
         with torch.no_grad():
             h0 = self.encoder.embed(x)
@@ -386,7 +387,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             # public data only. The aggregation and every test node keep the full encoder's rows.
             h0_train = out_of_fold_embedding(x, y, tr, h0, folds=c.crossfit_folds, hidden=c.hidden,
                                              classes=self.num_classes, cfg=enc_cfg, generator=tgen,
-                                             dropout=c.public_dropout)
+                                             dropout=c.public_dropout, val=as_index(split.val) if kind == "edge" else None)
 
         # 2. aggregation perturbation (cached), 3. classifier
         if c.aggregation == "attention":
@@ -415,7 +416,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 inputs = (x[nodes], hop_rows[nodes]) if hop_rows is not None else feats[nodes]
                 return nn.functional.cross_entropy(module(inputs), y[nodes])
 
-            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress)
+            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress, select=pick(
+                lambda m, v: m((x[v], hop_rows[v]) if hop_rows is not None else feats[v])))
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
 
