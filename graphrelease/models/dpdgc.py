@@ -351,12 +351,12 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         if self.use_prior:
             prior_cfg = TrainConfig(epochs=max(1, c.epochs), lr=c.public_lr, batch_size=c.batch_size)
             self.prior = fit_public_encoder(x, y, tr, hidden=c.hidden, classes=self.num_classes, cfg=prior_cfg,
-                                            generator=tgen, dropout=c.public_dropout, val=as_index(split.val))
+                                            generator=tgen, dropout=c.public_dropout)
             with torch.no_grad():
                 xin = self.prior.embed(x)
             x_train = out_of_fold_embedding(x, y, tr, xin, folds=c.crossfit_folds, hidden=c.hidden,
                                             classes=self.num_classes, cfg=prior_cfg, generator=tgen,
-                                            dropout=c.public_dropout, val=as_index(split.val))
+                                            dropout=c.public_dropout)
             w_init = xin
             if c.prior_rows == "labels":
                 w_init = torch.zeros(n, self.num_classes)

@@ -377,7 +377,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             def enc_loss(module, idx):
                 return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
 
-            train_nonprivate(self.encoder, enc_loss, n_tr, enc_cfg, generator=tgen, progress=progress, select=pick(lambda m, v: m(x[v])))
+            train_nonprivate(self.encoder, enc_loss, n_tr, enc_cfg, generator=tgen, progress=progress)
         self.encoder.eval()
         with torch.no_grad():
             h0 = self.encoder.embed(x)
@@ -387,7 +387,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             # public data only. The aggregation and every test node keep the full encoder's rows.
             h0_train = out_of_fold_embedding(x, y, tr, h0, folds=c.crossfit_folds, hidden=c.hidden,
                                              classes=self.num_classes, cfg=enc_cfg, generator=tgen,
-                                             dropout=c.public_dropout, val=as_index(split.val) if kind == "edge" else None)
+                                             dropout=c.public_dropout)
 
         # 2. aggregation perturbation (cached), 3. classifier
         if c.aggregation == "attention":

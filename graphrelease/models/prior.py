@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from graphrelease.models.common import MLP, TrainConfig, row_normalize, train_nonprivate, validation_select
+from graphrelease.models.common import MLP, TrainConfig, row_normalize, train_nonprivate
 
 
 class ProbEncoder(nn.Module):
@@ -43,17 +43,14 @@ class ProbEncoder(nn.Module):
 
 
 def fit_public_encoder(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, *, hidden: int, classes: int,
-                       cfg: TrainConfig, generator: torch.Generator, dropout: float = 0.0,
-                       val: torch.Tensor | None = None) -> ProbEncoder:
-    """A :class:`ProbEncoder` trained without noise on ``train`` (public features and labels only); with ``val``
-    (edge adjacency only: public labels) it keeps its best-validation epoch (models/common.py validation_select)."""
+                       cfg: TrainConfig, generator: torch.Generator, dropout: float = 0.0) -> ProbEncoder:
+    """A :class:`ProbEncoder` trained without noise on ``train`` (public features and labels only)."""
     enc = ProbEncoder(x.shape[1], hidden, classes, dropout=dropout)
 
     def loss(module, idx):
         return nn.functional.cross_entropy(module(x[train[idx]]), y[train[idx]])
 
-    select = None if val is None else validation_select(lambda m, v: m(x[v]), y, val, public=True)
-    train_nonprivate(enc, loss, train.numel(), cfg, generator=generator, select=select)
+    train_nonprivate(enc, loss, train.numel(), cfg, generator=generator)
     enc.eval()
     return enc
 
@@ -61,10 +58,9 @@ def fit_public_encoder(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, *,
 @torch.no_grad()
 def out_of_fold_embedding(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, full: torch.Tensor, *, folds: int,
                           hidden: int, classes: int, cfg: TrainConfig, generator: torch.Generator,
-                          dropout: float = 0.0, val: torch.Tensor | None = None) -> torch.Tensor:
+                          dropout: float = 0.0) -> torch.Tensor:
     """``full`` (the all-training-nodes encoder's rows) with each training node's row replaced by the row of an
-    encoder fitted on the other ``folds - 1`` folds. Folds are a random partition drawn from ``generator``; ``val``
-    as in :func:`fit_public_encoder` (validation nodes are never training nodes, so no fold's label leaks in)."""
+    encoder fitted on the other ``folds - 1`` folds. Folds are a random partition drawn from ``generator``."""
     out = full.clone()
     if folds < 2 or train.numel() < folds:
         return out
@@ -74,6 +70,6 @@ def out_of_fold_embedding(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor,
         held, kept = perm[fold_of == f], perm[fold_of != f]
         with torch.enable_grad():
             enc = fit_public_encoder(x, y, kept, hidden=hidden, classes=classes, cfg=cfg, generator=generator,
-                                     dropout=dropout, val=val)
+                                     dropout=dropout)
         out[held] = enc.embed(x[held])
     return out

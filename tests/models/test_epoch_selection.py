@@ -1,4 +1,5 @@
-"""Best-validation epoch selection of noise-free stages (models/common.py ``validation_select``, issue #17).
+"""Best-validation epoch selection of the final noise-free classifiers (models/common.py ``validation_select``,
+issue #17).
 
 The hook keeps the best-validation state of a stage trained without noise; it is post-processing of public data
 only under edge adjacency (docs/privacy.md#epoch-selection), so it must be passed there and nowhere else."""
@@ -105,8 +106,11 @@ def _selects(monkeypatch, cls, graph, adjacency: str, epsilon: float) -> list[bo
 def test_hook_only_under_edge_adjacency(data_dir, monkeypatch, cls):
     g = small_cora(data_dir, n=150)
     edge = _selects(monkeypatch, cls, g, "edge", 4.0)
-    # every noise-free stage selects (DPDGC's DP-Emb is DP-SGD under edge adjacency: not a train_nonprivate call)
-    assert edge and all(edge)
+    # The last noise-free stage (DP-MLP's network, GAP's / DPDGC's classifier) selects; the stages whose output feeds
+    # a noisy release or the classifier (GAP's encoder, DPDGC's prior, their out-of-fold twins) train their full
+    # schedule (selecting them by accuracy cost ~2 points on Cora, see docs/privacy.md#epoch-selection).
+    # DPDGC's DP-Emb is DP-SGD under edge adjacency: not a train_nonprivate call.
+    assert edge and edge[-1] and not any(edge[:-1])
     # node adjacency: labels private, DP-SGD stages; no noise-free stage may select
     assert not any(_selects(monkeypatch, cls, g, "node", 4.0))
     # a non-private run under node adjacency trains without noise but the labels are still not declared public
