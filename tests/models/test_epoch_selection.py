@@ -108,7 +108,7 @@ def test_hook_only_under_edge_adjacency(data_dir, monkeypatch, cls):
     edge = _selects(monkeypatch, cls, g, "edge", 4.0)
     # The last noise-free stage (DP-MLP's network, GAP's / DPDGC's classifier) selects; the stages whose output feeds
     # a noisy release or the classifier (GAP's encoder, DPDGC's prior, their out-of-fold twins) train their full
-    # schedule (selecting them by accuracy cost ~2 points on Cora, see docs/privacy.md#epoch-selection).
+    # schedule (docs/privacy.md#epoch-selection says why).
     # DPDGC's DP-Emb is DP-SGD under edge adjacency: not a train_nonprivate call.
     assert edge and edge[-1] and not any(edge[:-1])
     # node adjacency: labels private, DP-SGD stages; no noise-free stage may select
