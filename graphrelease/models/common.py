@@ -7,12 +7,14 @@ Splits
 ------
 :func:`node_split` draws a random train / validation / test split of the *labelled* nodes from a split seed. Which
 node lands in which split is a public choice of the analyst (it does not look at labels, edges or features); test
-labels are used only to report accuracy, never to select a model. Validation labels are not used by any private
-model either (no best-validation checkpointing), so the split is effectively train / held-out.
+labels are used only to report accuracy, never to select a model. Validation labels are read only under edge
+adjacency (where labels are public), to keep the best-validation epoch of noise-free stages (:func:`validation_select`);
+under node / k-neighbour adjacency no model reads them, so the split is effectively train / held-out there.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass
@@ -275,11 +277,18 @@ def train_nonprivate(
     *,
     generator: torch.Generator,
     progress: Any = None,
+    select: Callable[[nn.Module], float] | None = None,
 ) -> None:
-    """Mini-batch Adam over ``num_examples`` (shuffled each epoch); ``loss_fn(module, batch_indices)`` is the mean loss."""
+    """Mini-batch Adam over ``num_examples`` (shuffled each epoch); ``loss_fn(module, batch_indices)`` is the mean loss.
+
+    ``select`` (see :func:`validation_select`): scored once per epoch in eval mode; the module ends in the state of
+    the best-scoring epoch (ties keep the earlier one). Scoring draws nothing from ``generator``, so the trajectory
+    is the same with or without it. Only for stages whose every input is public or already released.
+    """
     opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay)
     module.train()
     bs = max(1, min(cfg.batch_size, num_examples))
+    best, best_state = -math.inf, None
     for _ in range(cfg.epochs):
         perm = torch.randperm(num_examples, generator=generator)
         for start in range(0, num_examples, bs):
@@ -288,9 +297,41 @@ def train_nonprivate(
             loss = loss_fn(module, idx)
             loss.backward()
             opt.step()
+        if select is not None:
+            module.eval()
+            score = float(select(module))
+            module.train()
+            if score > best:
+                best, best_state = score, copy.deepcopy(module.state_dict())
         if progress is not None:
             progress()
+    if best_state is not None:
+        module.load_state_dict(best_state)
     module.eval()
+
+
+def validation_select(
+    forward: Callable[[nn.Module, torch.Tensor], torch.Tensor], labels: torch.Tensor, val: np.ndarray | torch.Tensor,
+    *, public: bool,
+) -> Callable[[nn.Module], float] | None:
+    """The ``select`` hook of :func:`train_nonprivate`: accuracy of ``forward(module, nodes)`` (logits) on the split's
+    validation nodes, or None (no selection) unless ``public``.
+
+    ``public`` must be true only for a noise-free stage under EDGE adjacency: there the features and labels (of the
+    validation nodes too) are public and the stage's other inputs are released values, so choosing its epoch by
+    validation accuracy is post-processing of public data and costs no epsilon (docs/privacy.md#epoch-selection).
+    Under node / k-neighbour adjacency labels are private, and a DP-SGD stage never gets this hook.
+    """
+    nodes = torch.as_tensor(np.asarray(val), dtype=torch.long)
+    if not public or nodes.numel() == 0:
+        return None
+    truth = labels[nodes]
+
+    @torch.no_grad()
+    def score(module: nn.Module) -> float:
+        return float((forward(module, nodes).argmax(dim=-1) == truth).float().mean())
+
+    return score
 
 
 def steps_for(epochs: int, num_examples: int, batch_size: int) -> tuple[int, float]:
@@ -374,7 +415,8 @@ def public_assumptions_for(kind: str) -> dict[str, str]:
     if kind == "edge":
         return {
             "node_set": "the node set and its size are public (edge adjacency)",
-            "features_labels": "node features and training labels are public under edge adjacency",
+            "features_labels": "node features and the labels of training and validation nodes are public under edge "
+                               "adjacency; validation labels choose the epoch of noise-free stages",
             "split": "the train/test split is an analyst choice independent of the data",
         }
     return {

@@ -82,7 +82,7 @@ from graphrelease.models.common import (
     save_module,
     split_state,
     steps_for,
-    train_nonprivate,
+    train_nonprivate, validation_select,
 )
 from graphrelease.models.aggregation import aggregate_once, l1_normalize, laplace_like, perturbed_hops  # noqa: F401
 from graphrelease.models.hops import choose_hops
@@ -295,6 +295,7 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         lr = c.lr if dp_sgd else c.public_lr
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
+        pick = lambda f: validation_select(f, y, split.val, public=kind == "edge" and not dp_sgd)  # noqa: E731
 
         def agg_entry(s: float) -> LedgerEntry:
             if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
@@ -396,7 +397,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 inputs = (x[nodes], hop_rows[nodes]) if hop_rows is not None else feats[nodes]
                 return nn.functional.cross_entropy(module(inputs), y[nodes])
 
-            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress)
+            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress, select=pick(
+                lambda m, v: m((x[v], hop_rows[v]) if hop_rows is not None else feats[v])))
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
 

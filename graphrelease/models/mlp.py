@@ -35,6 +35,7 @@ from graphrelease.models.common import (
     feature_matrix,
     steps_for,
     train_nonprivate,
+    validation_select,
 )
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 
@@ -96,7 +97,9 @@ class DPMLP(OneNetworkMixin, PrivateModel, NodeModelMixin):
             def loss(module, idx):
                 return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
 
-            train_nonprivate(self.net, loss, tr.numel(), tcfg, generator=tgen, progress=progress)
+            # Best-validation epoch under edge adjacency only (public labels; models/common.py validation_select).
+            select = validation_select(lambda m, v: m(x[v]), y, split.val, public=kind == "edge")
+            train_nonprivate(self.net, loss, tr.numel(), tcfg, generator=tgen, progress=progress, select=select)
         else:
             self.net = self._build_net()
             tcfg = TrainConfig(epochs=c.epochs, lr=c.lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
