@@ -310,9 +310,14 @@ def train_nonprivate(
     module.eval()
 
 
+#: The certificate's ``final_model_selection`` when a model's last stage keeps its best-validation epoch.
+EPOCH_SELECTION_NOTE = ("DP-SGD stages: last iterate; the final noise-free classifier: its best-validation epoch, "
+                        "chosen on labels that are public under edge adjacency (docs/privacy.md#epoch-selection)")
+
+
 def validation_select(
     forward: Callable[[nn.Module, torch.Tensor], torch.Tensor], labels: torch.Tensor, val: np.ndarray | torch.Tensor,
-    *, public: bool,
+    *, public: bool, notes: dict[str, str] | None = None,
 ) -> Callable[[nn.Module], float] | None:
     """The ``select`` hook of :func:`train_nonprivate`: accuracy of ``forward(module, nodes)`` (logits) on the split's
     validation nodes, or None (no selection) unless ``public``.
@@ -320,12 +325,15 @@ def validation_select(
     ``public`` must be true only for a noise-free stage under EDGE adjacency: there the features and labels (of the
     validation nodes too) are public and the stage's other inputs are released values, so choosing its epoch by
     validation accuracy is post-processing of public data and costs no epsilon (docs/privacy.md#epoch-selection).
-    Under node / k-neighbour adjacency labels are private, and a DP-SGD stage never gets this hook.
+    Under node / k-neighbour adjacency labels are private, and a DP-SGD stage never gets this hook. When it does
+    select, ``notes`` (the model's ``selection_notes``) records it for the certificate's DP-SGD checklist.
     """
     nodes = torch.as_tensor(np.asarray(val), dtype=torch.long)
     if not public or nodes.numel() == 0:
         return None
     truth = labels[nodes]
+    if notes is not None:
+        notes["final_model_selection"] = EPOCH_SELECTION_NOTE
 
     @torch.no_grad()
     def score(module: nn.Module) -> float:
@@ -417,11 +425,11 @@ def public_assumptions_for(kind: str) -> dict[str, str]:
             "node_set": "the node set and its size are public (edge adjacency)",
             "features_labels": "node features and the labels of training and validation nodes are public under edge "
                                "adjacency; validation labels choose the epoch of noise-free stages",
-            "split": "the train/test split is an analyst choice independent of the data",
+            "split": "the train/validation/test split is an analyst choice independent of the data",
         }
     return {
         "node_count": "the number of node slots is public; a removed node is an isolated slot without features or label",
-        "split": "the train/test split is an analyst choice independent of the data",
+        "split": "the train/validation/test split is an analyst choice independent of the data",
     }
 
 

@@ -69,7 +69,8 @@ from graphrelease.models.common import (
     save_module,
     split_state,
     steps_for,
-    train_nonprivate, validation_select,
+    train_nonprivate,
+    validation_select,
 )
 from graphrelease.models.private_training import calibrate_common_noise, make_dpsgd_trainer, run_dpsgd, with_noise
 from graphrelease.models.gap import laplace_like
@@ -470,8 +471,10 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             def cls_loss(module, idx):
                 return nn.functional.cross_entropy(module((x_train[tr[idx]], zin[tr[idx]])), y[tr[idx]])
 
-            select = validation_select(lambda m, v: m((x_train[v], zin[v])), y, split.val, public=kind == "edge")
-            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress, select=select)
+            select = validation_select(lambda m, v: m((x_train[v], zin[v])), y, split.val, public=kind == "edge",
+                                       notes=self.selection_notes)
+            train_nonprivate(self.classifier, cls_loss, n_tr, cls_cfg, generator=tgen, progress=progress,
+                             select=select)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
 

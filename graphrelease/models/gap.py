@@ -82,7 +82,8 @@ from graphrelease.models.common import (
     save_module,
     split_state,
     steps_for,
-    train_nonprivate, validation_select,
+    train_nonprivate,
+    validation_select,
 )
 from graphrelease.models.aggregation import aggregate_once, l1_normalize, laplace_like, perturbed_hops  # noqa: F401
 from graphrelease.models.hops import choose_hops
@@ -295,7 +296,8 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         lr = c.lr if dp_sgd else c.public_lr
         enc_cfg = TrainConfig(epochs=c.encoder_epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
         cls_cfg = TrainConfig(epochs=c.epochs, lr=lr, batch_size=c.batch_size, max_grad_norm=c.max_grad_norm)
-        pick = lambda f: validation_select(f, y, split.val, public=kind == "edge" and not dp_sgd)  # noqa: E731
+        pick = lambda f: validation_select(f, y, split.val, public=kind == "edge" and not dp_sgd,  # noqa: E731
+                                           notes=self.selection_notes)
 
         def agg_entry(s: float) -> LedgerEntry:
             if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
@@ -334,10 +336,10 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             else:  # the aggregation alone gets `share` of epsilon; the DP-SGD stages one scale for the rest
                 agg_scale = calibrate_common_noise(lambda s: [agg_entry(s)], budget, fraction=share)
             scale = calibrate_common_noise(
-                lambda s: [with_noise(enc_t, s, enc_steps), agg_entry(agg_scale or s), with_noise(cls_t, s, cls_steps)],
+                lambda s: [with_noise(enc_t, s, enc_steps), agg_entry(s if agg_scale is None else agg_scale), with_noise(cls_t, s, cls_steps)],
                 budget)
             enc_trainer.noise_multiplier = cls_trainer.noise_multiplier = scale
-            scale_agg = agg_scale or scale
+            scale_agg = scale if agg_scale is None else agg_scale
         elif private:
             scale = scale_agg = calibrate_common_noise(lambda s: [agg_entry(s)], budget)
         else:
@@ -397,8 +399,9 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 inputs = (x[nodes], hop_rows[nodes]) if hop_rows is not None else feats[nodes]
                 return nn.functional.cross_entropy(module(inputs), y[nodes])
 
-            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress, select=pick(
-                lambda m, v: m((x[v], hop_rows[v]) if hop_rows is not None else feats[v])))
+            select = pick(lambda m, v: m((x[v], hop_rows[v]) if hop_rows is not None else feats[v]))
+            train_nonprivate(self.classifier, cls_loss, cls_tr.numel(), cls_cfg, generator=tgen, progress=progress,
+                             select=select)
         self.classifier.eval()
         self._evaluate(graph, self.predict(graph))
 

@@ -98,7 +98,8 @@ class DPMLP(OneNetworkMixin, PrivateModel, NodeModelMixin):
                 return nn.functional.cross_entropy(module(x[tr[idx]]), y[tr[idx]])
 
             # Best-validation epoch under edge adjacency only (public labels; models/common.py validation_select).
-            select = validation_select(lambda m, v: m(x[v]), y, split.val, public=kind == "edge")
+            select = validation_select(lambda m, v: m(x[v]), y, split.val, public=kind == "edge",
+                                       notes=self.selection_notes)
             train_nonprivate(self.net, loss, tr.numel(), tcfg, generator=tgen, progress=progress, select=select)
         else:
             self.net = self._build_net()

@@ -115,3 +115,22 @@ def test_hook_only_under_edge_adjacency(data_dir, monkeypatch, cls):
     assert not any(_selects(monkeypatch, cls, g, "node", 4.0))
     # a non-private run under node adjacency trains without noise but the labels are still not declared public
     assert not any(_selects(monkeypatch, cls, g, "node", float("inf")))
+    if cls is not GAP:  # GAP has no k-neighbour analysis
+        # k-neighbour adjacency: labels private too (review: only node adjacency was checked)
+        assert not any(_selects(monkeypatch, cls, g, "k-neighbor:2", 4.0))
+        assert not any(_selects(monkeypatch, cls, g, "k-neighbor:2", float("inf")))
+
+
+def test_certificate_names_the_best_validation_epoch(data_dir, tmp_path):
+    """An edge-adjacency release whose classifier kept its best-validation epoch says so in the DP-SGD checklist
+    (review: it said 'last iterate'). DPDGC with one DP-Emb epoch has a DP-SGD stage, so the checklist is there."""
+    import json
+
+    from graphrelease.models.common import EPOCH_SELECTION_NOTE
+    from graphrelease.train import train_model
+
+    g = small_cora(data_dir, n=200)
+    train_model(g, tmp_path / "r", method="dpdgc", adjacency="edge", epsilon=4.0,
+                options={"encoder_epochs": 1, "epochs": 3})
+    checklist = json.loads((tmp_path / "r" / "certificate.json").read_text())["dp_sgd"]
+    assert checklist["final_model_selection"] == EPOCH_SELECTION_NOTE
