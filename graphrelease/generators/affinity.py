@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from graphrelease.generators.classical_common import in_sorted, keys_to_edges, pair_keys
+from graphrelease.generators.classical_common import degree_oriented, in_sorted, keys_to_edges, pair_keys
 
 
 def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:
@@ -38,12 +38,7 @@ def triangle_count_keys(n: int, keys: np.ndarray) -> float:
         return 0.0
     e = keys_to_edges(keys, n)
     d = np.bincount(e.ravel(), minlength=n)
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.lexsort((np.arange(n), d))] = np.arange(n)
-    flip = rank[e[:, 0]] > rank[e[:, 1]]
-    lo = np.where(flip, e[:, 1], e[:, 0])
-    hi = np.where(flip, e[:, 0], e[:, 1])
-    low = sp.csr_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    low = degree_oriented(n, e, d)
     return float((low @ low).multiply(low).sum())
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphrelease.errors import OptionError
-from graphrelease.generators.classical_common import charge_laplace, isotonic_increasing
+from graphrelease.generators.classical_common import charge_laplace, degree_oriented, isotonic_increasing
 from graphrelease.graph import Graph
 
 PROOF = "docs/privacy.md#dp-structural-statistics"
@@ -81,12 +81,7 @@ def triangle_incidences(n: int, edges: np.ndarray, cap: float) -> tuple[np.ndarr
     if edges.shape[0] < 3:
         return np.zeros(n), 0.0
     d = np.bincount(edges.ravel(), minlength=n).astype(np.float64)
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.lexsort((np.arange(n), d))] = np.arange(n)
-    flip = rank[edges[:, 0]] > rank[edges[:, 1]]
-    lo = np.where(flip, edges[:, 1], edges[:, 0])
-    hi = np.where(flip, edges[:, 0], edges[:, 1])
-    low = sp.csr_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    low = degree_oriented(n, edges, d)
     w = np.minimum(1.0, float(cap) / np.maximum(d, 1.0))
     p = (low @ low).multiply(low).tocsr()
     q = (low.T @ low).multiply(low).tocsr()
@@ -338,7 +333,7 @@ def dither_plateaus(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise
     lengths = np.diff(np.concatenate([starts, [fit.size]]))
     per = np.repeat(lengths, lengths).astype(np.float64)
     sd = noise_sd / np.sqrt(per)
-    floor = float(v[~free].max(initial=0.0)) if (~free).any() else 0.0
+    floor = float(v[~free].max(initial=0.0))
     v[free] = np.clip(v[free] + sd[free] * rng.standard_normal(int(free.sum())), floor, fit.size - 1)
     return np.sort(v)
 
