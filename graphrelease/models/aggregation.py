@@ -55,7 +55,7 @@ def perturbed_hops(
             agg = agg + torch.normal(0.0, float(noise_std), size=agg.shape, generator=generator, dtype=torch.float64)
         h = norm(agg).float()
         if inputs == "snr":
-            out.append(snr_shrink(agg, signal_norm, noise_std))
+            out.append(snr_shrink(agg, signal_norm, noise_std, noise))
         else:
             out.append((agg / max(float(noise_std), 1.0)).float() if inputs == "scaled" else row_normalize(agg).float())
     return out

@@ -496,9 +496,8 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         "scaled" without discarding how far a row stands above the noise."""
         if self.config.z_inputs == "scaled":
             return z / max(float(self.z_noise_std), 1.0)
-        if self.config.z_inputs in ("snr", "snr_clipped"):  # Laplace(b) has std b sqrt 2; rows of W-bar: norm <= 1
-            std = self.z_noise_std * (math.sqrt(2.0) if self.config.z_noise == "laplace" else 1.0)
-            out = snr_shrink(z - self.emb.bias.detach(), self.config.degree_cap, std)
+        if self.config.z_inputs in ("snr", "snr_clipped"):  # rows of W-bar: norm <= 1
+            out = snr_shrink(z - self.emb.bias.detach(), self.config.degree_cap, self.z_noise_std, self.config.z_noise)
             if self.config.z_inputs == "snr_clipped":
                 # k-neighbor adjacency caps no degree, so D bounds nothing there: a hub's row (Chameleon: degree
                 # up to ~700) would read far above norm 1 and dominate its example's clipped gradient. Rows are

@@ -26,6 +26,8 @@ by its public signal-to-noise ratio instead of row-normalised; (3) GAP's aggrega
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -55,7 +57,7 @@ class ResidualGraphHead(nn.Module):
         return self.net(x) + self.graph(z)
 
 
-def snr_shrink(release: torch.Tensor, signal_norm: float, noise_std: float) -> torch.Tensor:
+def snr_shrink(release: torch.Tensor, signal_norm: float, noise_scale: float, noise: str = "gaussian") -> torch.Tensor:
     r"""What the residual head reads of a noisy release :math:`\tilde Z = S + N` (rows of dimension d, noise
     :math:`\mathcal N(0, \sigma^2 I)`): :math:`\tilde Z \cdot B / (B^2 + d\sigma^2)` with B a public signal norm.
 
@@ -68,10 +70,16 @@ def snr_shrink(release: torch.Tensor, signal_norm: float, noise_std: float) -> t
     the clip norm and its noise-driven weights barely move the logits: the model is then the feature-only network.
     Only public values enter (B from the public degree cap, :math:`\sigma` the release's calibrated noise), so this
     is post-processing of the release.
+
+    ``noise_scale`` is the mechanism's own parameter: the standard deviation for ``noise="gaussian"``, the scale b
+    for ``noise="laplace"`` (standard deviation b sqrt 2), so no caller converts it by hand.
     """
+    if noise not in ("gaussian", "laplace"):
+        raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r}")
+    std = float(noise_scale) * (math.sqrt(2.0) if noise == "laplace" else 1.0)
     b = float(signal_norm)
     d = release.shape[-1] if release.dim() > 0 else 1
-    return (release.double() * (b / (b * b + d * float(noise_std) ** 2))).float()
+    return (release.double() * (b / (b * b + d * std**2))).float()
 
 
 #: The certificate's ``hyperparameters_tuned_on_private_data`` for a node- or k-neighbour-level GAP / DPDGC release.

@@ -269,3 +269,18 @@ def test_a_schedule_the_budget_cuts_short_is_an_error_not_a_quieter_model():
     with pytest.raises(RuntimeError, match="calibrated steps"):
         run_dpsgd(trainer, (x, y), 40)
     assert budget.spent_epsilon() <= 1.0 + 1e-9
+
+
+def test_snr_shrink_reads_a_laplace_scale_as_its_standard_deviation():
+    """Laplace(b) has standard deviation b sqrt 2: snr_shrink converts it (GAP's `perturbed_hops` with
+    noise="laplace" and DPDGC's Laplace Z release pass the scale b), so both mechanisms shrink by the same
+    signal-to-noise ratio at equal noise variance."""
+    from graphrelease.models.residual import snr_shrink
+
+    z = torch.ones(3, 4)
+    b = 1.5
+    assert torch.allclose(snr_shrink(z, 2.0, b, "laplace"), snr_shrink(z, 2.0, b * 2.0**0.5, "gaussian"))
+    # 2 / (4 + 4 * 2 b^2) with b = 1.5: 2 / 22
+    assert torch.allclose(snr_shrink(z, 2.0, b, "laplace"), z * (2.0 / 22.0))
+    with pytest.raises(ValueError, match="noise"):
+        snr_shrink(z, 2.0, b, "uniform")
