@@ -343,13 +343,13 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         n_tr = tr.numel()
         g = group_size_for(kind, k, c.degree_cap)
         auto_share = c.graph_share == "auto"
-        if auto_share:
-            c.graph_share = 1.0 / g if kind != "edge" else 0.5
+        # The saved config keeps "auto": under the classifier-noise cap below the topology stages end up with
+        # another share than 1/g, so a number written back here would misstate the release.
         try:
-            c.graph_share = float(c.graph_share)
+            graph_share = (1.0 / g if kind != "edge" else 0.5) if auto_share else float(c.graph_share)
         except (TypeError, ValueError):
             raise OptionError(f"dpdgc: graph_share must be a number in (0, 1) or 'auto', got {c.graph_share!r}") from None
-        if not 0.0 < c.graph_share < 1.0:
+        if not 0.0 < graph_share < 1.0:
             raise OptionError(f"dpdgc: graph_share must be in (0, 1) or 'auto', got {c.graph_share!r}")
         if c.z_inputs == "auto":
             c.z_inputs = {"edge": "scaled", "node": "snr"}.get(kind, "snr_clipped")
@@ -426,7 +426,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 # hi: with a large group (README's degree_cap=168: g = 169, share 1/169 of epsilon 8) the topology
                 # noise needed exceeds the default ceiling of 500; such a Z~ is noise the residual head learns to
                 # ignore, and refusing the run would refuse the classifier's whole budget with it.
-                scale = calibrate_common_noise(entries, budget, fraction=c.graph_share, hi=TOPOLOGY_MAX_NOISE)
+                scale = calibrate_common_noise(entries, budget, fraction=graph_share, hi=TOPOLOGY_MAX_NOISE)
                 fixed = entries(scale)
                 cls_entries = lambda t: [with_noise(cls_t, t, cls_steps)]  # noqa: E731
                 cls_scale = calibrate_common_noise(lambda t: fixed + cls_entries(t), budget)

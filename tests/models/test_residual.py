@@ -72,7 +72,7 @@ def test_dpdgc_topology_share_is_one_over_group(data_dir, adjacency, group):
     eps, delta = 8.0, 1e-5
     b = Budget(epsilon=eps, delta=delta, adjacency=adjacency, accountant="rdp")
     m = DPDGC(encoder_epochs=1, epochs=2, degree_cap=5).fit(g, b)
-    assert m.config.graph_share == pytest.approx(1.0 / group)
+    assert m.config.graph_share == "auto"  # the saved config names the rule, not a share the cap may have moved
     enc, z, cls = b.ledger.entries
     assert cls.stage == "dpdgc.classifier.dpsgd"
     topology = compute_epsilon([enc, z], delta, accountant="rdp")
