@@ -165,6 +165,7 @@ class DPSGDTrainer:
         note: str = "",
         clipped_sum: Callable[[Any, torch.Tensor, ClippingPolicy], dict[str, torch.Tensor]] | None = None,
         batch_loss: Callable[[nn.Module, Any], torch.Tensor] | None = None,
+        ledger_params: dict[str, Any] | None = None,
     ) -> None:
         sigma = float(noise_multiplier)
         if not (sigma >= 0 and math.isfinite(sigma)):
@@ -200,6 +201,8 @@ class DPSGDTrainer:
         self.group_size = int(group_size)
         self.sound = bool(sound)
         self.note = note
+        #: public values the stage's proof depends on (e.g. a degree cap), stated in every entry for the verifier
+        self.ledger_params = dict(ledger_params or {})
         self.clipped_sum = clipped_sum
         from graphrelease.dpsgd.ghost import ghost_supported
 
@@ -218,6 +221,7 @@ class DPSGDTrainer:
         """The entry one step (or ``count`` steps) charges."""
         params = {"noise_multiplier": self.noise_multiplier, "neighboring": self.neighboring}
         params.update(self.sampler.ledger_params())
+        params.update(self.ledger_params)
         note = self.note or f"DP-SGD, {self.clipping.describe()}"
         return LedgerEntry(
             mechanism="subsampled_gaussian",

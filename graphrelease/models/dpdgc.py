@@ -84,6 +84,7 @@ from graphrelease.models.residual import (
     xz_example_loss,
 )
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.sensitivities import row_group_size, row_release_sensitivity
 
 #: Ceiling of the topology stages' noise multiplier when they get a small share of epsilon (see ``_fit``).
 TOPOLOGY_MAX_NOISE = 1e5
@@ -138,36 +139,6 @@ class DPDGCConfig(PublicTrainingOptions):
     private_classifier: str = "residual"
     # The residual head's own bias (models/residual.py: a duplicate of the network's; False since the second fix).
     head_bias: bool = False
-
-
-def group_size_for(kind: str, k: int | None, degree_cap: int) -> int:
-    """Training examples (rows of A) one privacy unit can change."""
-    if kind == "edge":
-        return 2
-    if kind == "k-neighbor":
-        return int(k) + 1
-    if kind == "node":
-        return int(degree_cap) + 1
-    raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
-
-
-def z_sensitivity(kind: str, k: int | None, degree_cap: int, noise: str = "gaussian") -> float:
-    """Sensitivity of :math:`A\\bar W`: L2 with rows of L2 norm <= 1 (``gaussian``), L1 with rows of L1 norm <= 1
-    (``laplace``: edge 2, k-neighbor k + k, node D + D; the changed rows add up in L1)."""
-    if noise == "laplace":
-        if kind == "edge":
-            return 2.0
-        if kind == "k-neighbor":
-            return float(2 * k)
-        if kind == "node":
-            return float(2 * degree_cap)
-    if kind == "edge":
-        return math.sqrt(2.0)
-    if kind == "k-neighbor":
-        return math.sqrt(k * k + k)
-    if kind == "node":
-        return math.sqrt(degree_cap**2 + degree_cap)
-    raise OptionError(f"dpdgc has no analysis for adjacency '{kind}'")
 
 
 def normalized_rows_l1(w: torch.Tensor) -> torch.Tensor:
@@ -341,7 +312,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         nb_idx, nb_mask = padded_neighbours(adj)
         tr = as_index(split.train)
         n_tr = tr.numel()
-        g = group_size_for(kind, k, c.degree_cap)
+        g = row_group_size(kind, k, c.degree_cap)
         auto_share = c.graph_share == "auto"
         # The saved config keeps "auto": under the classifier-noise cap below the topology stages end up with
         # another share than 1/g, so a number written back here would misstate the release.
@@ -353,7 +324,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
             raise OptionError(f"dpdgc: graph_share must be in (0, 1) or 'auto', got {c.graph_share!r}")
         if c.z_inputs == "auto":
             c.z_inputs = {"edge": "scaled", "node": "snr"}.get(kind, "snr_clipped")
-        dz = z_sensitivity(kind, k, c.degree_cap, c.z_noise)
+        dz = row_release_sensitivity(kind, k, c.degree_cap, c.z_noise)
         if c.encoder_epochs is None:
             c.encoder_epochs = 0 if (c.public_prior and kind == "edge") else 30
         enc_steps, _ = steps_for(c.encoder_epochs, split.train_slots, c.batch_size)
@@ -389,14 +360,18 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         cls_cfg = TrainConfig(epochs=c.epochs, lr=c.lr if cls_private else c.public_lr, batch_size=c.batch_size,
                               max_grad_norm=c.max_grad_norm)
 
+        # node adjacency: the proofs' degree cap, stated so `certificate verify` recomputes dz and the DP-Emb group
+        stated = {"cap": int(c.degree_cap)} if kind == "node" else {}
+
         def z_entry(s: float) -> LedgerEntry:
             if c.z_noise == "laplace":  # scale b = dz * s: a (1/s)-DP Laplace mechanism
                 return LedgerEntry(
-                    mechanism="laplace", stage="dpdgc.z_release", params={"epsilon": 1.0 / s, "scale": dz * s}, count=1,
+                    mechanism="laplace", stage="dpdgc.z_release", params={"epsilon": 1.0 / s, "scale": dz * s, **stated},
+                    count=1,
                     sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W L1-normalised, L1 sensitivity",
                 )
             return LedgerEntry(
-                mechanism="gaussian", stage="dpdgc.z_release", params={"noise_multiplier": s * dz}, count=1,
+                mechanism="gaussian", stage="dpdgc.z_release", params={"noise_multiplier": s * dz, **stated}, count=1,
                 sensitivity=dz, proof="dpdgc-z", note="Z = A W + b, rows of W normalised to norm <= 1",
             )
 
@@ -407,7 +382,7 @@ class DPDGC(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
                 stage="dpdgc.dp_emb.dpsgd", rng=rng, noise_generator=tgen, sensitivity=1.0,
                 neighboring="replace_one", group_size=g, proof="dpdgc-emb", chunk_size=c.chunk_size,
                 note=f"group of {g} examples (rows of A) per privacy unit, super-example bound",
-                clipped_sum=dp_emb_clipped_sum(self.emb, c.chunk_size),
+                clipped_sum=dp_emb_clipped_sum(self.emb, c.chunk_size), ledger_params=stated,
             )
             entries = lambda s: ([with_noise(enc_trainer.ledger_entry(1), g * s, enc_steps)] if enc_steps else []  # noqa: E731
                                  ) + [z_entry(s)]

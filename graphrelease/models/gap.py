@@ -99,6 +99,7 @@ from graphrelease.models.residual import (
     xz_example_loss,
 )
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.sensitivities import row_release_sensitivity
 
 AGGREGATIONS = ("sum", "similarity", "attention")
 
@@ -165,13 +166,11 @@ NODE_CLASSIFIERS = ("residual", "hops")
 
 def aggregation_sensitivity(kind: str, degree_cap: int, noise: str = "gaussian") -> float:
     """Sensitivity of one hop :math:`A_w H` (weights in [0, 1]): L2 with rows of L2 norm <= 1 (``gaussian``), L1
-    with rows of L1 norm <= 1 (``laplace``: the two (edge) or 1 + D (node) changed rows add up in L1)."""
-    l1 = noise == "laplace"
-    if kind == "edge":
-        return 2.0 if l1 else float(np.sqrt(2.0))
-    if kind == "node":
-        return float(2 * degree_cap) if l1 else float(np.sqrt(degree_cap**2 + degree_cap))
-    raise OptionError(f"GAP has no aggregation analysis for adjacency '{kind}' (use edge or node)")
+    with rows of L1 norm <= 1 (``laplace``: the two (edge) or 1 + D (node) changed rows add up in L1); the formula
+    is the verifier's (:func:`graphrelease.privacy.sensitivities.row_release_sensitivity`)."""
+    if kind not in ("edge", "node"):
+        raise OptionError(f"GAP has no aggregation analysis for adjacency '{kind}' (use edge or node)")
+    return row_release_sensitivity(kind, None, degree_cap, noise)
 
 
 def similarity_weights(graph: Graph, x: torch.Tensor) -> np.ndarray:
@@ -299,17 +298,21 @@ class GAP(ReleaseAtFitMixin, PrivateModel, NodeModelMixin):
         pick = lambda f: validation_select(f, y, split.val, public=kind == "edge" and not dp_sgd,  # noqa: E731
                                            notes=self.selection_notes)
 
+        # what the verifier needs to recompute `sens`: node adjacency's degree cap, or the one-sided label sources
+        stated = {"cap": int(c.degree_cap)} if kind == "node" else ({"one_sided": True} if self.one_sided else {})
+
         def agg_entry(s: float) -> LedgerEntry:
             if c.noise == "laplace":  # scale b = sens * s, i.e. a (1/s)-DP Laplace mechanism per hop
                 return LedgerEntry(
                     mechanism="laplace", stage=f"gap.aggregation.{c.aggregation}",
-                    params={"epsilon": 1.0 / s, "scale": sens * s},
+                    params={"epsilon": 1.0 / s, "scale": sens * s, **stated},
                     count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
                     note=f"K={c.hops} hops x {rounds} round(s), rows L1-normalised, weights in [0,1], L1 sensitivity"
                          + (", one-sided label sources" if self.one_sided else ""),
                 )
             return LedgerEntry(
-                mechanism="gaussian", stage=f"gap.aggregation.{c.aggregation}", params={"noise_multiplier": s * sens},
+                mechanism="gaussian", stage=f"gap.aggregation.{c.aggregation}",
+                params={"noise_multiplier": s * sens, **stated},
                 count=c.hops * rounds, sensitivity=sens, proof="gap-aggregation",
                 note=f"K={c.hops} hops x {rounds} round(s), rows normalised, weights in [0,1]"
                      + (", one-sided label sources" if self.one_sided else ""),

@@ -38,6 +38,7 @@ def make_dpsgd_trainer(
     public_num_examples: int | None = None,
     clipped_sum: Callable | None = None,
     batch_loss: Callable | None = None,
+    ledger_params: dict[str, Any] | None = None,
 ):
     """A :class:`graphrelease.dpsgd.engine.DPSGDTrainer` with Poisson batches of expected size ``cfg.batch_size``
     and flat clipping at ``cfg.max_grad_norm``.
@@ -94,6 +95,7 @@ def make_dpsgd_trainer(
         group_size=group_size,
         clipped_sum=clipped_sum,
         batch_loss=batch_loss,
+        ledger_params=ledger_params,
     )
 
 
@@ -141,7 +143,8 @@ def _jc_trainer_class():
             return LedgerEntry(
                 mechanism="joint_convexity_gaussian", stage=self.stage,
                 params={"noise_multiplier": self.noise_multiplier, "pair_rate": p, "sample_rate": q,
-                        "sampling": "poisson", "neighboring": "replace_one", "examples_per_unit": g},
+                        "sampling": "poisson", "neighboring": "replace_one", "examples_per_unit": g,
+                        **self.ledger_params},
                 count=count, sensitivity=float(g) * float(self.sensitivity), proof=self.proof, sound=self.sound,
                 note=self.note or f"DP-SGD replace-one, {g} example(s) per privacy unit, joint-convexity bound",
             )

@@ -487,7 +487,7 @@ def verify_release(release_dir: str | Path, *, input_graph=None, key: bytes | st
         return report
     from graphrelease.privacy.sensitivities import entry_problems
 
-    entry_checks = [msg for e in ledger for msg in entry_problems(e, ledger.adjacency.kind.value)]
+    entry_checks = [msg for e in ledger for msg in entry_problems(e, ledger.adjacency.kind.value, ledger.adjacency.k)]
     report.problems += entry_checks
     report.checks.append(f"{len(ledger)} ledger entr{'y' if len(ledger) == 1 else 'ies'} recomputed from their "
                          "parameters (Laplace scale, proved sensitivities)")

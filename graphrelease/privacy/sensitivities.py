@@ -10,6 +10,10 @@ consistency only. A stage may be added here only together with its proof section
 
 from __future__ import annotations
 
+import math
+
+from graphrelease.errors import OptionError
+
 #: (adjacency kind, stage) -> sensitivity the proof establishes (L1 for Laplace, utility sensitivity for the
 #: exponential mechanism, per-cell for randomised response)
 DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
@@ -55,17 +59,84 @@ CAP_MULTIPLE_SENSITIVITY: dict[tuple[str, str], float] = {
 }
 
 
+def row_release_sensitivity(kind: str, k: int | None, degree_cap: int | None, noise: str = "gaussian") -> float:
+    r"""Sensitivity of :math:`A \bar W` with every row of :math:`\bar W` of norm <= 1 and edge weights in [0, 1]:
+    GAP's aggregation (docs/privacy.md#gap-aggregation) and DPDGC's Z release (#dpdgc-z) are this query. L2
+    (``gaussian``, rows of L2 norm <= 1): edge sqrt 2, k-neighbour sqrt(k^2 + k), node sqrt(D^2 + D); L1 (``laplace``,
+    rows of L1 norm <= 1; the changed rows add up): edge 2, k-neighbour 2k, node 2D. The models calibrate with it
+    and ``certificate verify`` recomputes it from an entry's stated cap, so the two cannot drift apart."""
+    l1 = noise == "laplace"
+    if kind == "edge":
+        return 2.0 if l1 else math.sqrt(2.0)
+    if kind == "k-neighbor":
+        return float(2 * int(k)) if l1 else math.sqrt(int(k) ** 2 + int(k))
+    if kind == "node":
+        d = int(degree_cap)
+        return float(2 * d) if l1 else math.sqrt(d * d + d)
+    raise OptionError(f"no analysis of a row-normalised aggregation under adjacency '{kind}'")
+
+
+def row_group_size(kind: str, k: int | None, degree_cap: int | None) -> int:
+    """Rows of A (training examples of DPDGC's DP-Emb) one privacy unit can change: the endpoints of an edge, a node
+    and its k changed neighbours, or a node and its at most D neighbours."""
+    if kind == "edge":
+        return 2
+    if kind == "k-neighbor":
+        return int(k) + 1
+    if kind == "node":
+        return int(degree_cap) + 1
+    raise OptionError(f"no analysis of a row-level release under adjacency '{kind}'")
+
+
+#: Stages whose proved sensitivity is :func:`row_release_sensitivity` of the adjacency's k and the entry's stated
+#: degree cap (``params["cap"]``, node adjacency), and the DP-SGD stage whose group is :func:`row_group_size`.
+ROW_RELEASE_STAGES = ("gap.aggregation.", "dpdgc.z_release")
+ROW_GROUP_STAGES = ("dpdgc.dp_emb.dpsgd",)
+
+
+def _row_stage_problems(entry, adjacency_kind: str, k: int | None) -> list[str]:
+    p = entry.params
+    row_release = any(entry.stage.startswith(prefix) for prefix in ROW_RELEASE_STAGES)
+    if not row_release and entry.stage not in ROW_GROUP_STAGES:
+        return []
+    if adjacency_kind == "node" and "cap" not in p:
+        return [f"{entry.stage}: states no degree cap, so its sensitivity cannot be recomputed"]
+    if adjacency_kind == "k-neighbor" and k is None:
+        return [f"{entry.stage}: the certificate's adjacency states no k, so its sensitivity cannot be recomputed"]
+    cap = p.get("cap")
+    if not row_release:
+        proved_group = row_group_size(adjacency_kind, k, cap)
+        # the joint-convexity entry states its group as examples_per_unit (and sensitivity g), the engine's own
+        # entry as group_size
+        stated_group = int(p.get("examples_per_unit", entry.group_size))
+        if stated_group != proved_group:
+            return [f"{entry.stage}: stated group of {stated_group} examples but its proof establishes "
+                    f"{proved_group} under {adjacency_kind} adjacency"]
+        if entry.mechanism == "joint_convexity_gaussian" and abs(float(entry.sensitivity) - proved_group) > 1e-9:
+            return [f"{entry.stage}: stated sensitivity {entry.sensitivity} but a group of {proved_group} examples "
+                    f"is {proved_group} clipping bounds"]
+        return []
+    if p.get("one_sided") and adjacency_kind == "edge":
+        proved = 1.0  # one-sided label sources (models/label_sources.py): an edge changes one row by one entry
+    else:
+        proved = row_release_sensitivity(adjacency_kind, k, cap, "laplace" if entry.mechanism == "laplace" else "gaussian")
+    if abs(float(entry.sensitivity) - proved) > 1e-9 * max(1.0, proved):
+        return [f"{entry.stage}: stated sensitivity {entry.sensitivity} but its proof establishes {proved:.6g}"]
+    return []
+
+
 def declared_sensitivity(adjacency_kind: str, stage: str) -> float | None:
     """The proved sensitivity of ``stage`` under ``adjacency_kind``, or None when it is not a constant."""
     return DECLARED_SENSITIVITY.get((str(adjacency_kind), str(stage)))
 
 
-def entry_problems(entry, adjacency_kind: str) -> list[str]:
-    """What is wrong with one ledger entry's stated parameters (empty when they are consistent). A malformed entry
-    (missing or non-numeric parameters, a zero scale) is a problem reported, never an exception."""
+def entry_problems(entry, adjacency_kind: str, k: int | None = None) -> list[str]:
+    """What is wrong with one ledger entry's stated parameters (empty when they are consistent); ``k`` is the
+    k-neighbour adjacency's k. A malformed entry (missing or non-numeric parameters, a zero scale) is a problem
+    reported, never an exception."""
     try:
-        return _entry_problems(entry, adjacency_kind)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:
+        return _entry_problems(entry, adjacency_kind) + _row_stage_problems(entry, adjacency_kind, k)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, OptionError) as err:
         return [f"{entry.stage}: malformed parameters ({type(err).__name__}: {err})"]
 
 

@@ -21,12 +21,11 @@ from graphrelease.models.dpdgc import (  # noqa: E402
     DPEmb,
     _row_example_loss,
     dp_emb_clipped_sum,
-    group_size_for,
     normalized_rows,
     padded_neighbours,
-    z_sensitivity,
 )
 from graphrelease.privacy.budget import Budget  # noqa: E402
+from graphrelease.privacy.sensitivities import row_group_size, row_release_sensitivity  # noqa: E402
 from graphrelease.testing.probes import (  # noqa: E402
     assert_within,
     edge_neighbours,
@@ -65,7 +64,7 @@ def test_z_release_probe(data_dir, adjacency):
         work = cap_degree(graph, D) if kind == "node" else graph
         return adjacency_matrix(work) @ _w(graph.num_nodes, rng)
 
-    r = probe_sensitivity(query, g, neighbours, declared=z_sensitivity(kind, k, D), draws=60,
+    r = probe_sensitivity(query, g, neighbours, declared=row_release_sensitivity(kind, k, D), draws=60,
                           rng=np.random.default_rng(4))
     assert_within(r)
     assert r.max_ratio > 0.3
@@ -111,7 +110,7 @@ def test_group_gradient_probe(data_dir, adjacency):
         total = dp_emb_clipped_sum(model)((idx, mask, y), present, clip)
         return {n: t.numpy() for n, t in total.items()}
 
-    declared = 2 * C * group_size_for(kind, k, D)
+    declared = 2 * C * row_group_size(kind, k, D)
     r = probe_sensitivity(query, g, neighbours, declared=declared, draws=15, rng=np.random.default_rng(6))
     assert_within(r)
     assert r.max_ratio > 0.05
@@ -236,7 +235,7 @@ def test_z_release_probe_l1(data_dir, adjacency):
         w = normalized_rows_l1(torch.as_tensor(rng.standard_normal((graph.num_nodes, 6)) * 3.0)).numpy()
         return adjacency_matrix(work) @ w
 
-    r = probe_sensitivity(query, g, neighbours, declared=z_sensitivity(kind, k, D, "laplace"), draws=60,
+    r = probe_sensitivity(query, g, neighbours, declared=row_release_sensitivity(kind, k, D, "laplace"), draws=60,
                           rng=np.random.default_rng(9), norm="l1")
     assert_within(r)
     assert r.max_ratio > 0.3
