@@ -9,8 +9,9 @@ graph that matches them. Releases (basic sequential composition; default shares 
    values, its low end rebuilt from the counts of nodes of degree <= j (which place the steps between low degrees far
    better), per-node noisy degrees for which node gets which value
    (:func:`~graphrelease.generators.dp_stats.release_degrees`).
-2. Blocks [0.31]: the degree-ordered label sweeps of :mod:`graphrelease.generators.dp_partition` (hubs choose first,
-   monotone exponential mechanism, each edge read by one selection per sweep; 70% down, 30% up). They read no node
+2. Blocks [0.31]: the degree-ordered label sweep of :mod:`graphrelease.generators.dp_partition` (hubs choose first,
+   report-noisy-max with exponential noise on a monotone utility, each edge read by one selection; the down sweep
+   only). They read no node
    numbering, labels or features. When the released mean degree allows fewer than 3 labels to order they cannot
    separate anything: they do not run, the release has one block and their share goes to the triangle count (a
    choice made from released values; both branches spend epsilon). ``partition="candidates"`` keeps the earlier
@@ -40,7 +41,7 @@ epsilon 1, traced).
 Known limit (measured, ``reports/structure_fidelity.md``): BTER's groups put triangles among nodes of similar degree;
 graphs whose low-degree nodes close triangles with hubs (Slashdot) get their triangle count but too low an average
 clustering. The sweeps' community signal needs hubs that lead their communities and a mean degree well above
-1.5 K / epsilon (measured on permuted ids: Facebook partition NMI 0.20 at epsilon 1, none on Cora or LastFM).
+2.1 K / epsilon (measured on permuted ids: Facebook partition NMI about 0.27 at epsilon 1, none on Cora or LastFM).
 """
 
 from __future__ import annotations
@@ -94,8 +95,10 @@ PARTITION_PROOF = "docs/privacy.md#dp-partition"
 #: exponential mechanism over candidate partitions (``partition="candidates"``; ``select`` is accepted for it).
 DEFAULT_FRACTIONS = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "cumulative_degrees": 0.05, "partition": 0.31,
                      "block_counts": 0.07, "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
-#: Share of the partition budget spent by the down sweep (the rest by the up sweep).
-DOWN_SHARE = 0.7
+#: Share of the partition budget spent by the down sweep (the rest by the up sweep). All of it: with exponential noise
+#: the up sweep's re-reading of every edge cost more than it gave (Facebook partition NMI 0.242 at 85% down against
+#: 0.270 with the down sweep alone, partition epsilon 0.31, 3 runs; reports/structure_fidelity.md).
+DOWN_SHARE = 1.0
 PARTITION_MODES = ("sweeps", "candidates")
 #: The sampler stops correcting the group densities once its triangle count is this close to the released one. The
 #: count is flat in the density where hubs' block edges hold most triangles (Chameleon: 1.05x the target at density
@@ -358,7 +361,7 @@ class DPBTER(GraphGenerator):
                 mode = "degree_ordered_sweeps"
                 labels = degree_ordered_partition(graph, deg.values, budget, rng,
                                                   epsilon_down=DOWN_SHARE * f["partition"],
-                                                  epsilon_up=(1.0 - DOWN_SHARE) * f["partition"],
+                                                  epsilon_up=max(1.0 - DOWN_SHARE, 0.0) * f["partition"],
                                                   stage="dp_bter.partition", proof=PARTITION_PROOF)
             else:
                 mode, labels = "single_block", np.zeros(n, dtype=np.int64)
