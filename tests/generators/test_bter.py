@@ -76,11 +76,11 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     fitted = DPBTER().fit(cora, budget)
     check_budget_spent_exactly(budget, 8.0)
     stages = [e.stage for e in budget.ledger]
-    assert stages[3:5] == ["dp_bter.partition_down", "dp_bter.partition_up"]
-    down, up = budget.ledger.entries[3], budget.ledger.entries[4]
-    share = DEFAULT_FRACTIONS["partition"]
-    assert down.params["epsilon"] == pytest.approx(8.0 * share * 0.7) and up.params["epsilon"] == pytest.approx(
-        8.0 * share * 0.3)
+    # One sweep (down) takes the whole partition share: the up sweep is not run (DOWN_SHARE = 1).
+    assert stages[3] == "dp_bter.partition_down" and "dp_bter.partition_up" not in stages
+    down = budget.ledger.entries[3]
+    assert down.mechanism == "permute_and_flip"
+    assert down.params["epsilon"] == pytest.approx(8.0 * DEFAULT_FRACTIONS["partition"])
     assert fitted.config["partition"] == "degree_ordered_sweeps"
     assert int(fitted.arrays["labels"].max()) + 1 >= 2
 
