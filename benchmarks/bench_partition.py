@@ -1,10 +1,10 @@
 """DP partitions from the edges alone at one partition budget, on randomly permuted graphs (issue 15).
 
 For each dataset (node ids permuted as in ``bench_structure.py``) and partition epsilon: the degree-ordered label
-sweeps (``dp_partition``, split as ``dp_bter`` splits them: ``bter.DOWN_SHARE``), PrivGraph's noisy super-graph + sequential adjustment (a third of the
-epsilon for the super-graph, two thirds for the adjustment's two selections per edge), and random-start label
-propagation (two sequential passes reading every edge, monotone exponential mechanism). Degrees are released first
-at epsilon 0.22 + 0.10 (they rank the nodes and size K). Prints a markdown row per cell: median over 3 runs of the
+sweeps (``dp_partition``, split as ``dp_bter`` splits them, ``bter.DOWN_SHARE``), PrivGraph's noisy super-graph +
+sequential adjustment (a third of the epsilon for the super-graph, two thirds for the adjustment's two selections
+per edge), and random-start label propagation (two sequential passes reading every edge, monotone exponential
+mechanism). Degrees are released first at epsilon 0.22 + 0.10 (they rank the nodes and size K). Prints a markdown row per cell: median over 3 runs of the
 NMI against the input's Louvain partition, the partition's modularity on the input, its number of labels, and CPU
 seconds per run. Usage::
 

@@ -75,6 +75,7 @@ from graphrelease.generators.affinity import (
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
+from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
     merge_profile_classes,
@@ -97,7 +98,8 @@ DEFAULT_FRACTIONS = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "cumulative_d
                      "block_counts": 0.07, "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
 #: Share of the partition budget spent by the down sweep (the rest by the up sweep). All of it: with exponential noise
 #: the up sweep's re-reading of every edge cost more than it gave (Facebook partition NMI 0.242 at 85% down against
-#: 0.270 with the down sweep alone, partition epsilon 0.31, 3 runs; reports/structure_fidelity.md).
+#: 0.256 with the down sweep alone under the same K rule, partition epsilon 0.31, 3 runs;
+#: reports/structure_fidelity.md).
 DOWN_SHARE = 1.0
 PARTITION_MODES = ("sweeps", "candidates")
 #: The sampler stops correcting the group densities once its triangle count is this close to the released one. The
@@ -291,8 +293,10 @@ class DPBTER(GraphGenerator):
     ``use_node_order`` (offer contiguous runs of the public node numbering as candidate blocks; declared in the
     certificate's public assumptions), ``density_power`` (group density proportional to size ** power; 0 is BTER's
     single clustering level), ``clustering_profile`` (release and match a per-degree-class triangle profile instead
-    of the scalar scale stage; opt-in, measured worse), ``seed`` (reproducibility tests only: the certificate then
-    says ``guarantee: none``).
+    of the scalar scale stage; opt-in, measured worse), ``partition_selection`` (``"noisy_max"``, the default, or
+    ``"exponential"``, the earlier sweeps' selection kept for comparison: see
+    :func:`~graphrelease.generators.dp_partition.degree_ordered_partition`), ``seed`` (reproducibility tests only:
+    the certificate then says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
     >>> import numpy as np
@@ -305,7 +309,7 @@ class DPBTER(GraphGenerator):
 
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
                  use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
-                 seed: int | None = None) -> None:
+                 partition_selection: str = "noisy_max", seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         if "select" in given and "partition" not in given:
             given["partition"] = given.pop("select")  # the earlier name of the partition's share
@@ -323,6 +327,9 @@ class DPBTER(GraphGenerator):
             raise OptionError(f"density_power must be in [-1, 2], got {density_power}")
         self.density_power = float(density_power)
         self.clustering_profile = bool(clustering_profile)
+        if partition_selection not in SELECTIONS:
+            raise OptionError(f"partition_selection must be one of {sorted(SELECTIONS)}, got {partition_selection!r}")
+        self.partition_selection = partition_selection
         self.seed = seed
 
     def _candidates(self, n: int, degrees: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -362,7 +369,8 @@ class DPBTER(GraphGenerator):
                 labels = degree_ordered_partition(graph, deg.values, budget, rng,
                                                   epsilon_down=DOWN_SHARE * f["partition"],
                                                   epsilon_up=max(1.0 - DOWN_SHARE, 0.0) * f["partition"],
-                                                  stage="dp_bter.partition", proof=PARTITION_PROOF)
+                                                  stage="dp_bter.partition", proof=PARTITION_PROOF,
+                                                  selection=self.partition_selection)
             else:
                 mode, labels = "single_block", np.zeros(n, dtype=np.int64)
                 f["triangles"] += f["partition"]
@@ -396,7 +404,7 @@ class DPBTER(GraphGenerator):
             {"labels": labels, "block_counts": block_counts, "degrees": deg.values,
              "triangles": np.array(tri.triangles), "components": np.array(comps), "profile": tri.profile},
             {"partition": mode, "fractions": self.fractions, "use_node_order": self.use_node_order,
-             "partition_mode": self.partition,
+             "partition_mode": self.partition, "partition_selection": self.partition_selection,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile},

@@ -81,6 +81,13 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     down = budget.ledger.entries[3]
     assert down.mechanism == "permute_and_flip"
     assert down.params["epsilon"] == pytest.approx(8.0 * DEFAULT_FRACTIONS["partition"])
+    # The earlier selection stays available for comparison; it is charged as the exponential mechanism.
+    budget2 = Budget(epsilon=8.0, delta=1e-6, adjacency="edge")
+    DPBTER(partition_selection="exponential").fit(cora, budget2)
+    check_budget_spent_exactly(budget2, 8.0)
+    assert budget2.ledger.entries[3].mechanism == "exponential"
+    with pytest.raises(OptionError):
+        DPBTER(partition_selection="gumbel")
     assert fitted.config["partition"] == "degree_ordered_sweeps"
     assert int(fitted.arrays["labels"].max()) + 1 >= 2
 

@@ -71,7 +71,8 @@ def test_sweeps_charge_one_entry_each_and_skip_a_zero_epsilon(cora):
     assert labels.shape == (cora.num_nodes,) and labels.min() >= 0 and labels.max() < 4
     entries = budget.ledger.entries
     assert [(e.stage, e.mechanism, e.count, e.sensitivity, e.params["epsilon"]) for e in entries] == [
-        ("probe.partition_down", "permute_and_flip", 1, 1.0, 0.3), ("probe.partition_up", "permute_and_flip", 1, 1.0, 0.1)]
+        ("probe.partition_down", "permute_and_flip", 1, 1.0, 0.3),
+        ("probe.partition_up", "permute_and_flip", 1, 1.0, 0.1)]
     budget2 = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
     degree_ordered_partition(cora, cora.degrees().astype(float), budget2, rng, epsilon_down=0.3, epsilon_up=0.0,
                              stage="probe.partition", proof="docs/privacy.md#dp-partition", num_labels=4)
