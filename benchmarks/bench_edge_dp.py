@@ -73,7 +73,7 @@ METRICS = [
 
 # ------------------------------------------------------------------------------------------------ data
 def load_dataset(name: str) -> Graph:
-    if name in ("cora", "chameleon", "citeseer", "squirrel"):
+    if name in ("cora", "chameleon", "citeseer", "squirrel", "cora_ml", "tolokers"):
         with np.load(DATA / "single" / f"{name}.npz", allow_pickle=False) as z:
             adj = sp.csr_matrix((z["adj_data"], z["adj_indices"], z["adj_indptr"]), shape=tuple(z["adj_shape"]))
             kw = {}

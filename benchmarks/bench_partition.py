@@ -1,10 +1,10 @@
 """DP partitions from the edges alone at one partition budget, on randomly permuted graphs (issue 15).
 
 For each dataset (node ids permuted as in ``bench_structure.py``) and partition epsilon: the degree-ordered label
-sweeps (``dp_partition``, 70% down / 30% up), PrivGraph's noisy super-graph + sequential adjustment (a third of the
-epsilon for the super-graph, two thirds for the adjustment's two selections per edge), and random-start label
-propagation (two sequential passes reading every edge, monotone exponential mechanism). Degrees are released first
-at epsilon 0.22 + 0.10 (they rank the nodes and size K). Prints a markdown row per cell: median over 3 runs of the
+sweeps (``dp_partition``, split as ``dp_bter`` splits them, ``bter.DOWN_SHARE``), PrivGraph's noisy super-graph +
+sequential adjustment (a third of the epsilon for the super-graph, two thirds for the adjustment's two selections
+per edge), and random-start label propagation (two sequential passes reading every edge, monotone exponential
+mechanism). Degrees are released first at epsilon 0.22 + 0.10 (they rank the nodes and size K). Prints a markdown row per cell: median over 3 runs of the
 NMI against the input's Louvain partition, the partition's modularity on the input, its number of labels, and CPU
 seconds per run. Usage::
 
@@ -22,6 +22,7 @@ from bench_structure import load_dataset  # noqa: E402
 from sklearn.metrics import normalized_mutual_info_score as nmi  # noqa: E402
 
 from graphrelease.audit import statistics as st  # noqa: E402
+from graphrelease.generators.bter import DOWN_SHARE  # noqa: E402
 from graphrelease.generators.community_dp import em_refine_sequential, noisy_supergraph_partition, relabel  # noqa
 from graphrelease.generators.dp_partition import degree_ordered_partition, label_count  # noqa: E402
 from graphrelease.generators.dp_stats import release_degrees  # noqa: E402
@@ -29,8 +30,9 @@ from graphrelease.privacy.budget import Budget  # noqa: E402
 
 
 def sweeps(g, dhat, eps, rng, b):
-    return degree_ordered_partition(g, dhat, b, rng, epsilon_down=0.7 * eps, epsilon_up=0.3 * eps, stage="x",
-                                    proof="x")
+    """As ``dp_bter`` runs them (``DOWN_SHARE`` of the epsilon to the down sweep, the rest to the up sweep)."""
+    return degree_ordered_partition(g, dhat, b, rng, epsilon_down=DOWN_SHARE * eps,
+                                    epsilon_up=(1.0 - DOWN_SHARE) * eps, stage="x", proof="x")
 
 
 def privgraph(g, dhat, eps, rng, b):

@@ -9,8 +9,9 @@ graph that matches them. Releases (basic sequential composition; default shares 
    values, its low end rebuilt from the counts of nodes of degree <= j (which place the steps between low degrees far
    better), per-node noisy degrees for which node gets which value
    (:func:`~graphrelease.generators.dp_stats.release_degrees`).
-2. Blocks [0.31]: the degree-ordered label sweeps of :mod:`graphrelease.generators.dp_partition` (hubs choose first,
-   monotone exponential mechanism, each edge read by one selection per sweep; 70% down, 30% up). They read no node
+2. Blocks [0.31]: the degree-ordered label sweep of :mod:`graphrelease.generators.dp_partition` (hubs choose first,
+   report-noisy-max with exponential noise on a monotone utility, each edge read by one selection; the down sweep
+   only). They read no node
    numbering, labels or features. When the released mean degree allows fewer than 3 labels to order they cannot
    separate anything: they do not run, the release has one block and their share goes to the triangle count (a
    choice made from released values; both branches spend epsilon). ``partition="candidates"`` keeps the earlier
@@ -40,7 +41,7 @@ epsilon 1, traced).
 Known limit (measured, ``reports/structure_fidelity.md``): BTER's groups put triangles among nodes of similar degree;
 graphs whose low-degree nodes close triangles with hubs (Slashdot) get their triangle count but too low an average
 clustering. The sweeps' community signal needs hubs that lead their communities and a mean degree well above
-1.5 K / epsilon (measured on permuted ids: Facebook partition NMI 0.20 at epsilon 1, none on Cora or LastFM).
+2.1 K / epsilon (measured on permuted ids: Facebook partition NMI about 0.27 at epsilon 1, none on Cora or LastFM).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from graphrelease.generators.affinity import (
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
+from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
     merge_profile_classes,
@@ -94,8 +96,11 @@ PARTITION_PROOF = "docs/privacy.md#dp-partition"
 #: exponential mechanism over candidate partitions (``partition="candidates"``; ``select`` is accepted for it).
 DEFAULT_FRACTIONS = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "cumulative_degrees": 0.05, "partition": 0.31,
                      "block_counts": 0.07, "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
-#: Share of the partition budget spent by the down sweep (the rest by the up sweep).
-DOWN_SHARE = 0.7
+#: Share of the partition budget spent by the down sweep (the rest by the up sweep). All of it: with exponential noise
+#: the up sweep's re-reading of every edge cost more than it gave (Facebook partition NMI 0.242 at 85% down against
+#: 0.256 with the down sweep alone under the same K rule, partition epsilon 0.31, 3 runs;
+#: reports/structure_fidelity.md).
+DOWN_SHARE = 1.0
 PARTITION_MODES = ("sweeps", "candidates")
 #: The sampler stops correcting the group densities once its triangle count is this close to the released one. The
 #: count is flat in the density where hubs' block edges hold most triangles (Chameleon: 1.05x the target at density
@@ -288,8 +293,10 @@ class DPBTER(GraphGenerator):
     ``use_node_order`` (offer contiguous runs of the public node numbering as candidate blocks; declared in the
     certificate's public assumptions), ``density_power`` (group density proportional to size ** power; 0 is BTER's
     single clustering level), ``clustering_profile`` (release and match a per-degree-class triangle profile instead
-    of the scalar scale stage; opt-in, measured worse), ``seed`` (reproducibility tests only: the certificate then
-    says ``guarantee: none``).
+    of the scalar scale stage; opt-in, measured worse), ``partition_selection`` (``"noisy_max"``, the default, or
+    ``"exponential"``, the earlier sweeps' selection kept for comparison: see
+    :func:`~graphrelease.generators.dp_partition.degree_ordered_partition`), ``seed`` (reproducibility tests only:
+    the certificate then says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
     >>> import numpy as np
@@ -302,7 +309,7 @@ class DPBTER(GraphGenerator):
 
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
                  use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
-                 seed: int | None = None) -> None:
+                 partition_selection: str = "noisy_max", seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         if "select" in given and "partition" not in given:
             given["partition"] = given.pop("select")  # the earlier name of the partition's share
@@ -320,6 +327,9 @@ class DPBTER(GraphGenerator):
             raise OptionError(f"density_power must be in [-1, 2], got {density_power}")
         self.density_power = float(density_power)
         self.clustering_profile = bool(clustering_profile)
+        if partition_selection not in SELECTIONS:
+            raise OptionError(f"partition_selection must be one of {sorted(SELECTIONS)}, got {partition_selection!r}")
+        self.partition_selection = partition_selection
         self.seed = seed
 
     def _candidates(self, n: int, degrees: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -358,8 +368,9 @@ class DPBTER(GraphGenerator):
                 mode = "degree_ordered_sweeps"
                 labels = degree_ordered_partition(graph, deg.values, budget, rng,
                                                   epsilon_down=DOWN_SHARE * f["partition"],
-                                                  epsilon_up=(1.0 - DOWN_SHARE) * f["partition"],
-                                                  stage="dp_bter.partition", proof=PARTITION_PROOF)
+                                                  epsilon_up=max(1.0 - DOWN_SHARE, 0.0) * f["partition"],
+                                                  stage="dp_bter.partition", proof=PARTITION_PROOF,
+                                                  selection=self.partition_selection)
             else:
                 mode, labels = "single_block", np.zeros(n, dtype=np.int64)
                 f["triangles"] += f["partition"]
@@ -393,7 +404,7 @@ class DPBTER(GraphGenerator):
             {"labels": labels, "block_counts": block_counts, "degrees": deg.values,
              "triangles": np.array(tri.triangles), "components": np.array(comps), "profile": tri.profile},
             {"partition": mode, "fractions": self.fractions, "use_node_order": self.use_node_order,
-             "partition_mode": self.partition,
+             "partition_mode": self.partition, "partition_selection": self.partition_selection,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile},

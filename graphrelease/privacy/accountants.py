@@ -20,8 +20,10 @@ How one entry becomes a curve (details and proofs: ``docs/privacy.md``):
   probability :math:`1-(1-q)^g` and bound :math:`g s` (joint convexity; ``docs/privacy.md#group-privacy``).
 * ``subsampled_gaussian`` with ``sampling="wor"``: replace-one only (the dataset size is public), Wang-Balle-
   Kasiviswanathan Theorem 27, RDP only; group size must be 1.
-* ``laplace`` / ``exponential`` / ``gumbel_topk``: pure DP with ``epsilon`` per invocation (times ``group_size``);
-  exact Laplace RDP, bounded-range RDP for exponential and Gumbel (``k`` compositions); PLD of pure DP.
+* ``laplace`` / ``exponential`` / ``gumbel_topk`` / ``permute_and_flip``: pure DP with ``epsilon`` per invocation
+  (times ``group_size``); exact Laplace RDP, bounded-range RDP for exponential and Gumbel (``k`` compositions),
+  generic pure-DP RDP for permute-and-flip (report-noisy-max with exponential noise is not bounded range); PLD of
+  pure DP.
 * ``joint_convexity_gaussian``: PRIVACY.md option B with distance ``2 * sensitivity``; RDP only.
 * ``relational_coupled``: :mod:`graphrelease.privacy.analysis.relational`; RDP only.
 
@@ -59,6 +61,7 @@ MECHANISMS = (
     "laplace",
     "exponential",
     "gumbel_topk",
+    "permute_and_flip",
     "joint_convexity_gaussian",
     "relational_coupled",
 )
@@ -166,9 +169,9 @@ def _spec(entry: LedgerEntry) -> _Spec:
         q_g = -math.expm1(g * math.log1p(-q)) if q < 1.0 else 1.0
         kind = "poisson_ar" if neighboring == "add_remove" else "poisson_ro"
         return _Spec(kind, sigma=sigma, rate=q_g, sensitivity=s * g)
-    if m in ("laplace", "exponential", "gumbel_topk"):
+    if m in ("laplace", "exponential", "gumbel_topk", "permute_and_flip"):
         eps = _nonneg(entry, "epsilon", _param(entry, "epsilon"))
-        kind = {"laplace": "laplace", "exponential": "br", "gumbel_topk": "br"}[m]
+        kind = {"laplace": "laplace", "exponential": "br", "gumbel_topk": "br", "permute_and_flip": "pure"}[m]
         k = int(_param(entry, "k", int)) if m == "gumbel_topk" else 1
         if k < 1:
             raise OptionError(f"ledger entry '{entry.stage}': gumbel_topk needs k >= 1, got {k}")
@@ -212,6 +215,8 @@ def _spec_rdp(spec: _Spec, orders: tuple[float, ...]) -> np.ndarray:
         return rdp_analysis.laplace(spec.epsilon, o)
     if spec.kind == "br":
         return rdp_analysis.bounded_range(spec.epsilon, o) * spec.repeats
+    if spec.kind == "pure":
+        return rdp_analysis.pure_dp(spec.epsilon, o) * spec.repeats
     if spec.kind == "jc":
         return rdp_analysis.joint_convexity_gaussian(spec.rate, spec.sigma, o, distance=spec.sensitivity)
     if spec.kind == "relational":
@@ -240,7 +245,7 @@ def _spec_pld(spec: _Spec, count: int):
         if spec.epsilon == 0:
             return pld_analysis.identity()
         return pld_analysis.laplace(spec.epsilon).self_compose(count)
-    if spec.kind == "br":
+    if spec.kind in ("br", "pure"):
         if spec.epsilon == 0:
             return pld_analysis.identity()
         return pld_analysis.pure_dp(spec.epsilon).self_compose(count * spec.repeats)
@@ -381,11 +386,12 @@ def chosen_adaptively(entries: Sequence[LedgerEntry]) -> bool:
 
 
 def pure_total(entries: Sequence[LedgerEntry]) -> float | None:
-    """Sum of per-invocation epsilons when every entry is pure DP (laplace/exponential/gumbel_topk), else None."""
+    """Sum of per-invocation epsilons when every entry is pure DP (laplace/exponential/gumbel_topk/permute_and_flip),
+    else None."""
     total = 0.0
     for e in entries:
         spec = _spec(e)
-        if spec.kind not in ("laplace", "br"):
+        if spec.kind not in ("laplace", "br", "pure"):
             return None
         total += spec.epsilon * spec.repeats * e.count
     return total

@@ -18,6 +18,8 @@ Mechanism names understood by the accountants (see ``docs/privacy.md`` for each 
 ``laplace``                   params: epsilon (= L1 sensitivity / scale; pure DP)
 ``exponential``               params: epsilon (per selection; pure DP, bounded range)
 ``gumbel_topk``               params: epsilon (per selection), k (selections, one-shot Gumbel top-k)
+``permute_and_flip``          params: epsilon (per selection; report-noisy-max with exponential noise, pure DP, not
+                              bounded range: analysed as generic pure DP)
 ``joint_convexity_gaussian``  params: noise_multiplier, pair_rate (PRIVACY.md option B)
 ``relational_coupled``        params of Theorem 3 of the relational-learning seed: noise_multiplier, sample_rate
                               (positive edges, Poisson), num_negatives, degree_cap, num_nodes, num_edges,

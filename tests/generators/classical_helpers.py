@@ -42,7 +42,7 @@ def basic_composition(budget: Budget) -> float:
     """Independent accountant: basic sequential composition of pure-DP entries (sum of epsilon x count)."""
     total = 0.0
     for e in budget.ledger:
-        assert e.mechanism in ("laplace", "exponential"), e.mechanism
+        assert e.mechanism in ("laplace", "exponential", "permute_and_flip"), e.mechanism
         total += float(e.params["epsilon"]) * e.count * e.group_size
     return total
 

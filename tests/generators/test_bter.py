@@ -76,11 +76,18 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     fitted = DPBTER().fit(cora, budget)
     check_budget_spent_exactly(budget, 8.0)
     stages = [e.stage for e in budget.ledger]
-    assert stages[3:5] == ["dp_bter.partition_down", "dp_bter.partition_up"]
-    down, up = budget.ledger.entries[3], budget.ledger.entries[4]
-    share = DEFAULT_FRACTIONS["partition"]
-    assert down.params["epsilon"] == pytest.approx(8.0 * share * 0.7) and up.params["epsilon"] == pytest.approx(
-        8.0 * share * 0.3)
+    # One sweep (down) takes the whole partition share: the up sweep is not run (DOWN_SHARE = 1).
+    assert stages[3] == "dp_bter.partition_down" and "dp_bter.partition_up" not in stages
+    down = budget.ledger.entries[3]
+    assert down.mechanism == "permute_and_flip"
+    assert down.params["epsilon"] == pytest.approx(8.0 * DEFAULT_FRACTIONS["partition"])
+    # The earlier selection stays available for comparison; it is charged as the exponential mechanism.
+    budget2 = Budget(epsilon=8.0, delta=1e-6, adjacency="edge")
+    DPBTER(partition_selection="exponential").fit(cora, budget2)
+    check_budget_spent_exactly(budget2, 8.0)
+    assert budget2.ledger.entries[3].mechanism == "exponential"
+    with pytest.raises(OptionError):
+        DPBTER(partition_selection="gumbel")
     assert fitted.config["partition"] == "degree_ordered_sweeps"
     assert int(fitted.arrays["labels"].max()) + 1 >= 2
 

@@ -71,7 +71,8 @@ def test_sweeps_charge_one_entry_each_and_skip_a_zero_epsilon(cora):
     assert labels.shape == (cora.num_nodes,) and labels.min() >= 0 and labels.max() < 4
     entries = budget.ledger.entries
     assert [(e.stage, e.mechanism, e.count, e.sensitivity, e.params["epsilon"]) for e in entries] == [
-        ("probe.partition_down", "exponential", 1, 1.0, 0.3), ("probe.partition_up", "exponential", 1, 1.0, 0.1)]
+        ("probe.partition_down", "permute_and_flip", 1, 1.0, 0.3),
+        ("probe.partition_up", "permute_and_flip", 1, 1.0, 0.1)]
     budget2 = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
     degree_ordered_partition(cora, cora.degrees().astype(float), budget2, rng, epsilon_down=0.3, epsilon_up=0.0,
                              stage="probe.partition", proof="docs/privacy.md#dp-partition", num_labels=4)
@@ -79,9 +80,10 @@ def test_sweeps_charge_one_entry_each_and_skip_a_zero_epsilon(cora):
 
 
 def test_label_count_follows_the_ordering_threshold():
-    assert label_count(0.3, 44.0) == 8  # floor(0.3 * 44 / 1.5)
+    assert label_count(0.3, 44.0) == 6  # floor(0.3 * 44 / 2.1)
     assert label_count(0.3, 4.0) == 2 and label_count(100.0, 50.0) == 32
     assert sweeps_can_separate(0.3, 44.0) and not sweeps_can_separate(0.25, 4.0)
+    assert sweeps_can_separate(0.31, 20.4) and not sweeps_can_separate(0.31, 20.2)  # 3 labels at 0.31 * d / 2.1
 
 
 def _planted(n: int, k: int, mean_degree: float, mixing: float, seed: int) -> tuple[Graph, np.ndarray]:
@@ -119,3 +121,92 @@ def test_planted_communities_are_found_whatever_the_numbering():
     runs = (np.arange(g.num_nodes) * 6) // g.num_nodes
     assert nmi(block, runs) < 0.02
     assert nmi(block, labels) > 0.4
+
+
+def _noisy_max_law(scaled: np.ndarray) -> np.ndarray:
+    """Exact selection probabilities of argmax(scaled + Exp(1)): P(r) = int_0^inf e^-z prod_{s != r}
+    F(scaled_r + z - scaled_s) dz with F the Exp(1) cdf (numerical quadrature, breakpoints at the kinks)."""
+    from scipy.integrate import quad
+
+    out = np.empty(scaled.size)
+    for r in range(scaled.size):
+        others = np.delete(scaled, r) - scaled[r]
+
+        def integrand(z, others=others):
+            return np.exp(-z) * np.prod(-np.expm1(-np.clip(z - others, 0.0, None)))
+
+        kinks = sorted(float(x) for x in others if x > 0)
+        out[r] = quad(integrand, 0.0, 80.0, points=kinks or None, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
+    return out
+
+
+def test_noisy_max_with_exponential_noise_is_epsilon_dp_for_monotone_utilities():
+    """Probe of the selection the sweeps run (docs/privacy.md#dp-partition): for utilities u and u + e_j (one edge
+    added to one coordinate, the only change a sweep's selection sees), every label's probability under
+    argmax(eps u + Exp(1)) moves by a factor within [e^-eps, e^eps]. The same check fails for a non-monotone change
+    (+1 on one coordinate, -1 on another), so it is the monotone structure that the proof uses, and the exponential
+    mechanism's Gumbel noise at the same epsilon has a lower chance of the best label (the gain)."""
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for trial in range(40):
+        k = int(rng.integers(2, 6))
+        eps = float(rng.choice([0.1, 0.3, 1.0, 2.0]))
+        u = rng.integers(0, 6, size=k).astype(float) - rng.random(k)  # counts minus a released penalty
+        j = int(rng.integers(k))
+        p, q = _noisy_max_law(eps * u), _noisy_max_law(eps * (u + np.eye(k)[j]))
+        assert abs(p.sum() - 1) < 1e-7 and abs(q.sum() - 1) < 1e-7
+        worst = max(worst, float(np.max(np.abs(np.log(q / p)))) / eps)
+    assert worst <= 1.0 + 1e-6
+    # Non-monotone neighbours (not what a sweep sees) break the eps bound: the check can fail.
+    u = np.array([0.0, 0.0, 0.0])
+    p, q = _noisy_max_law(1.0 * u), _noisy_max_law(1.0 * (u + np.array([1.0, -1.0, 0.0])))
+    assert np.max(np.abs(np.log(q / p))) > 1.0 + 0.05
+    # The gain: two labels one count apart at eps 0.05: noisy max picks the better with 1 - e^-0.05 / 2, the
+    # exponential mechanism with e^0.05 / (1 + e^0.05): twice the excess over 1/2 as eps -> 0 (1.95x here).
+    best = _noisy_max_law(np.array([0.05, 0.0]))[0]
+    assert best == pytest.approx(1 - np.exp(-0.05) / 2, abs=1e-9)
+    assert best - 0.5 > 1.9 * (np.exp(0.05) / (1 + np.exp(0.05)) - 0.5)
+
+
+def test_permute_and_flip_entries_are_accounted_as_pure_dp_not_bounded_range():
+    from graphrelease.privacy.accountants import compute_epsilon, entry_rdp
+    from graphrelease.privacy.analysis import rdp as rdp_analysis
+    from graphrelease.privacy.ledger import LedgerEntry
+
+    pf = LedgerEntry(mechanism="permute_and_flip", stage="s", params={"epsilon": 0.31}, sensitivity=1.0)
+    for acc in ("pld", "rdp"):
+        assert 0 < compute_epsilon(pf, 1e-6, acc) <= 0.31 + 1e-9
+    orders = [2.0, 8.0]  # below the orders where both curves reach epsilon
+    assert np.allclose(entry_rdp(pf, orders), rdp_analysis.pure_dp(0.31, orders))
+    assert np.all(entry_rdp(pf, orders) > rdp_analysis.bounded_range(0.31, orders))
+
+
+def test_noisy_max_sweep_finds_more_facebook_communities_than_the_exponential_mechanism(data_dir):
+    """Seeded gain on permuted Facebook at dp_bter's partition epsilon for a total of 1 (0.31): the down sweep with
+    exponential noise against the earlier sweeps (exponential mechanism, 70% down / 30% up, K from 1.5), NMI against
+    the input's Louvain partition, median of 3 seeds (these seeds: 0.325 / 0.273 / 0.265 against 0.181 / 0.124 /
+    0.161; the benchmark's 3 runs: 0.270 against 0.166)."""
+    from sklearn.metrics import normalized_mutual_info_score as nmi
+
+    from graphrelease.audit.statistics import louvain_partition
+    from graphrelease.generators.dp_stats import release_degrees
+    from graphrelease.io import read_graph
+
+    fb = read_graph(data_dir / "raw" / "facebook_combined.txt.gz").data
+    perm = np.random.default_rng(11).permutation(fb.num_nodes)
+    g, _ = Graph.from_edges(fb.num_nodes, perm[fb.edges])
+    louvain = louvain_partition(g, seed=0)
+    new, old = [], []
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        dhat = release_degrees(g, budget, rng, epsilon_sorted=0.22, epsilon_rank=0.10, stage="d").values
+        new.append(nmi(louvain, degree_ordered_partition(g, dhat, budget, rng, epsilon_down=0.31, epsilon_up=0.0,
+                                                         stage="p", proof="docs/privacy.md#dp-partition")))
+        k_old = int(np.clip(np.floor(0.217 * dhat.mean() / 1.5), 2, 32))
+        budget2 = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        old.append(nmi(louvain, degree_ordered_partition(g, dhat, budget2, rng, epsilon_down=0.217, epsilon_up=0.093,
+                                                         stage="p", proof="docs/privacy.md#dp-partition",
+                                                         num_labels=k_old, selection="exponential")))
+    assert np.median(new) > np.median(old) + 0.05, (new, old)
+    assert np.median(new) > 0.22, new

@@ -115,7 +115,7 @@ def test_guarantee_none_reasons():
 
 
 def test_proof_anchors_exist_for_core_mechanisms():
-    for anchor in ("gaussian", "subsampled-gaussian-poisson", "subsampled-gaussian-replace-one",
+    for anchor in ("gaussian", "subsampled-gaussian-poisson", "subsampled-gaussian-replace-one", "permute-and-flip",
                    "subsampled-gaussian-wor", "group-privacy", "laplace", "exponential", "gumbel-topk",
                    "joint-convexity-gaussian", "relational-coupled", "docs/privacy.md#gaussian"):
         assert has_proof(anchor), anchor
