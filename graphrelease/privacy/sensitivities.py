@@ -143,6 +143,12 @@ def entry_problems(entry, adjacency_kind: str, k: int | None = None) -> list[str
 def _entry_problems(entry, adjacency_kind: str) -> list[str]:
     problems = []
     p = entry.params
+    if entry.mechanism == "permute_and_flip" and "scale" in p:
+        # exponential noise of scale Delta / epsilon for monotone scores (docs/privacy.md#permute-and-flip)
+        implied = float(entry.sensitivity) / float(p["scale"])
+        if abs(implied - float(p["epsilon"])) > 1e-9 * max(1.0, implied):
+            problems.append(f"{entry.stage}: noisy-max epsilon {p['epsilon']} != sensitivity {entry.sensitivity} / "
+                            f"scale {p['scale']} = {implied:.6g}")
     if entry.mechanism == "laplace":
         if "scale" not in p:
             problems.append(f"{entry.stage}: Laplace entry states no noise scale, so its epsilon cannot be recomputed")

@@ -141,7 +141,8 @@ def _noisy_max_law(scaled: np.ndarray) -> np.ndarray:
 
 
 def test_noisy_max_with_exponential_noise_is_epsilon_dp_for_monotone_utilities():
-    """Probe of the selection the sweeps run (docs/privacy.md#dp-partition): for utilities u and u + e_j (one edge
+    """Check of the selection's law (docs/privacy.md#dp-partition; the code's noise scale is tested by
+    test_the_sweep_draws_its_noise_at_the_scale_the_proof_needs): for utilities u and u + e_j (one edge
     added to one coordinate, the only change a sweep's selection sees), every label's probability under
     argmax(eps u + Exp(1)) moves by a factor within [e^-eps, e^eps]. The same check fails for a non-monotone change
     (+1 on one coordinate, -1 on another), so it is the monotone structure that the proof uses, and the exponential
@@ -210,3 +211,44 @@ def test_noisy_max_sweep_finds_more_facebook_communities_than_the_exponential_me
                                                          num_labels=k_old, selection="exponential")))
     assert np.median(new) > np.median(old) + 0.05, (new, old)
     assert np.median(new) > 0.22, new
+
+
+class _NoCharge:
+    """The sweep charges its stage before reading the graph; this test reads only the law of its output."""
+
+    def charge(self, entry):
+        pass
+
+
+@pytest.mark.parametrize("selection,expected", [
+    ("noisy_max", 1 - np.exp(-1.0) / 2),              # argmax(u + Exp(scale 1/eps)), eps * gap = 3 * 1/3
+    ("exponential", np.exp(1.0) / (1 + np.exp(1.0))),  # P ~ exp(eps * u)
+])
+def test_the_sweep_draws_its_noise_at_the_scale_the_proof_needs(selection, expected):
+    """The code, not the maths: two nodes, one edge, released degrees (2, 1), K = 2. Node 0 (rank 0) chooses first;
+    node 1's utility is 1 - (1/3) * 2 = 1/3 on node 0's label and 0 on the other, so P(same label) has a closed
+    form in epsilon. Noise at scale 1/(2 eps) (a 2 eps-DP sweep charged as eps) gives 0.93, at 2/eps 0.70: both far
+    outside the tolerance (4,000 seeded runs, standard error <= 0.008). From the privacy review of the switch to
+    noisy max, which found that halving the noise passed every other test."""
+    g, _ = Graph.from_edges(2, np.array([[0, 1]]))
+    rng = np.random.default_rng(5)
+    same = np.mean([int(np.ptp(degree_ordered_partition(g, np.array([2.0, 1.0]), _NoCharge(), rng, epsilon_down=3.0,
+                                                         epsilon_up=0.0, stage="x", proof="x", num_labels=2,
+                                                         selection=selection))) == 0 for _ in range(4000)])
+    assert same == pytest.approx(expected, abs=0.03)
+
+
+def test_certificate_verify_recomputes_the_noisy_max_epsilon_from_its_scale():
+    """The sweep's entry states its noise scale; an entry whose epsilon was edited without its scale is caught."""
+    import dataclasses
+
+    from graphrelease.privacy.sensitivities import entry_problems
+
+    g, _ = Graph.from_edges(3, np.array([[0, 1], [1, 2]]))
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    degree_ordered_partition(g, np.array([1.0, 2.0, 1.0]), budget, np.random.default_rng(0), epsilon_down=0.5,
+                             epsilon_up=0.0, stage="dp_bter.partition", proof="dp-partition", num_labels=2)
+    (entry,) = budget.ledger.entries
+    assert entry.params["scale"] == pytest.approx(2.0) and entry_problems(entry, "edge") == []
+    edited = dataclasses.replace(entry, params={**entry.params, "epsilon": 0.25})
+    assert any("noisy-max epsilon" in p for p in entry_problems(edited, "edge"))
