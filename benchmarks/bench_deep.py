@@ -119,7 +119,8 @@ def score(orig: list, out: list) -> dict[str, float]:
     return res
 
 
-SINGLE = {"cora": "single/cora.npz", "facebook": "raw/facebook_combined.txt.gz"}
+SINGLE = {"cora": "single/cora.npz", "facebook": "raw/facebook_combined.txt.gz",
+          "chameleon": "single/chameleon.npz", "pubmed": "single/pubmed.npz"}
 #: ``method@mode`` runs a deep generator in that mode (the cache keys name the mode, so a later change of the default
 #: cannot mislabel recorded runs).
 SINGLE_ROWS = {"DPGVAE measured (default)": "dpgvae@measured", "DPGGAN measured": "dpggan@measured",
@@ -316,7 +317,7 @@ default deep mode: its graphs come from the DP statistics, not from prior latent
 def render(results: list[dict], args) -> str:
     cmd = ("OMP_NUM_THREADS=1 nice .venv/bin/python benchmarks/bench_deep.py "
            f"--datasets {args.datasets} --single {args.single} --epsilons {args.epsilons} --runs {args.runs} "
-           f"--eval {args.eval}")
+           + (f"--single-runs {args.single_runs} " if args.single_runs else "") + f"--eval {args.eval}")
     lines = ["# Deep generators vs random-graph baselines on collections (issue 16)", "",
              f"Regenerate: `{cmd}`", "", __doc__.split("\n\n", 2)[2].strip(), ""]
     for ds in [d for d in args.datasets.split(",") if d]:
@@ -362,6 +363,9 @@ def main() -> None:
     ap.add_argument("--cache", default="/tmp/bench_deep.jsonl")
     ap.add_argument("--out", default=str(ROOT / "reports" / "deep_generators.md"))
     ap.add_argument("--single", default="", help="one-graph datasets (cora,facebook): dpgvae vs dp_dcsbm, dp_bter")
+    ap.add_argument("--single-runs", type=int, default=None, help="runs per one-graph cell (default: --runs)")
+    ap.add_argument("--only-single", action="store_true", help="run only the one-graph cells (render everything)")
+    ap.add_argument("--single-rows", default=",".join(SINGLE_ROWS.values()), help="one-graph methods to run")
     ap.add_argument("--render-only", action="store_true", help="write the report from the cache, run nothing")
     ap.add_argument("--child", nargs=4, metavar=("DATASET", "KIND", "EPS", "EVAL"))
     args = ap.parse_args()
@@ -372,15 +376,15 @@ def main() -> None:
     cache = Path(args.cache)
     results = [json.loads(x) for x in cache.read_text().splitlines()] if cache.exists() else []
     jobs = []
-    for ds in [d for d in args.datasets.split(",") if d]:
+    for ds in [d for d in args.datasets.split(",") if d and not args.only_single]:
         for kind in args.rows.split(","):
             private = dict(ROWS.values())[kind]
             for eps in ([1.0] if not private else [float(e) for e in args.epsilons.split(",")]):
                 jobs.append((ds, kind, eps, args.runs if kind != "gvae" else 1))
     for ds in [d for d in args.single.split(",") if d]:
-        for method in SINGLE_ROWS.values():
+        for method in [m for m in args.single_rows.split(",") if m]:
             for eps in [float(e) for e in args.epsilons.split(",")]:
-                jobs.append((ds, "single:" + method, eps, args.runs))
+                jobs.append((ds, "single:" + method, eps, args.single_runs or args.runs))
     for ds, kind, eps, runs in ([] if args.render_only else jobs):
         have = [r for r in results if r["dataset"] == ds and r["kind"] == kind and r["eps"] == eps]
         for _ in range(runs - len(have)):
