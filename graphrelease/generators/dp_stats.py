@@ -381,6 +381,14 @@ def dither_scale(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd
     interpolation (the ``free`` complement kept as given, as the splice does); each is dithered at every candidate
     multiple with the same normal draws, and the multiple with the smallest summed degree-histogram KL (the
     project's metric, :func:`histogram_kl`) is returned. Cost: ``replicates`` isotonic fits of ``n`` values.
+
+    Measured (dp_bter's epsilon-1 / 4 shares, 12 seeded releases, permuted ids, median released-histogram KL at
+    multiple 1 -> chosen): Facebook 0.178 -> 0.137 / 0.119 -> 0.095, Cora 0.093 -> 0.081 / 0.040 -> 0.045, LastFM
+    0.049 -> 0.045 / 0.029 -> 0.029, Chameleon 0.449 -> 0.400 / 0.270 -> 0.297, Cora-ML 0.084 -> 0.088 / 0.047 ->
+    0.046: a gain at epsilon 1, mixed at 4 (the stand-in truth is smoother than a real sequence, so the bootstrap
+    leans to larger multiples). On sampled dp_bter graphs (6 paired seeds) the sampler spreads degrees itself:
+    Facebook epsilon 1 0.139 -> 0.126, every other graph and epsilon within run-to-run spread (reports/
+    deep_generators.md, "One graph").
     """
     n = int(np.asarray(fit).size)
     if n < 3 or not np.any(free):
