@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphrelease.generators.classical_common import degree_oriented, in_sorted, keys_to_edges, pair_keys
+from graphrelease.generators.local_clustering import sorted_unique
 
 
 def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:
@@ -216,7 +217,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     in_giant = np.nonzero(comp == giant)[0]
     pw = w[in_giant] + 1e-12
     targets = in_giant[rng.choice(in_giant.size, size=cand.size, p=pw / pw.sum())]
-    added = np.unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
+    added = sorted_unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
     e = keys_to_edges(keys, n)
     deg = np.bincount(e.ravel(), minlength=n)
     in_giant_edge = comp[e[:, 0]] == giant
@@ -238,7 +239,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         idx = np.nonzero(tier & ~in_sorted(keys, np.sort(dead)))[0]
         idx = idx[np.argsort(product[idx], kind="stable")[:need]]
         dead = np.concatenate([dead, keys[idx]])
-    return np.union1d(keys[~in_sorted(keys, np.sort(dead))], added)
+    return sorted_unique(np.concatenate([keys[~in_sorted(keys, np.sort(dead))], added]))
 
 
 def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.Generator, *,
@@ -266,7 +267,7 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
     w = d * ~short + 1e-12
     partners = rng.choice(n, size=hubs.size, p=w / w.sum())
     ok = partners != hubs
-    added = np.unique(pair_keys(np.stack([hubs[ok], partners[ok]], axis=1), n))
+    added = sorted_unique(pair_keys(np.stack([hubs[ok], partners[ok]], axis=1), n))
     added = added[~in_sorted(added, keys)]
     if added.size == 0:
         return keys
@@ -283,4 +284,4 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
     added = added[:take.size]  # never add more than can be paid for
     keep = np.ones(keys.size, dtype=bool)
     keep[take] = False
-    return np.union1d(keys[keep], added)
+    return sorted_unique(np.concatenate([keys[keep], added]))

@@ -73,6 +73,7 @@ from graphrelease.generators.affinity import (
     trim_to_degrees,
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
+from graphrelease.generators.local_clustering import raise_clustering, release_clustering_sum, sorted_unique
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
@@ -93,7 +94,10 @@ PARTITION_PROOF = "docs/privacy.md#dp-partition"
 #: Default budget shares (sum 1). ``partition`` pays the degree-ordered label sweeps (``partition="sweeps"``) or the
 #: exponential mechanism over candidate partitions (``partition="candidates"``; ``select`` is accepted for it).
 DEFAULT_FRACTIONS = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "cumulative_degrees": 0.05, "partition": 0.31,
-                     "block_counts": 0.07, "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
+                     "block_counts": 0.07, "edge_count": 0.04, "triangles": 0.13, "clustering_sum": 0.05,
+                     "components": 0.03}
+#: Budget keys a share set may leave out (written before they existed): then that statistic is not released.
+OPTIONAL_FRACTIONS = ("cumulative_degrees", "clustering_sum")
 #: Share of the partition budget spent by the down sweep (the rest by the up sweep).
 DOWN_SHARE = 0.7
 PARTITION_MODES = ("sweeps", "candidates")
@@ -182,7 +186,7 @@ class FittedBTER(ReleasedParams):
         boost = np.where(short, np.clip(excess / np.maximum(got, 0.5), 1.0, 4.0), 1.0)
         if short.any():
             outer = sample_block_edges(n, labels, excess * boost, iu, ju, rest, rng, exclude_sorted_keys=inner)
-        keys = np.union1d(inner, outer)
+        keys = sorted_unique(np.concatenate([inner, outer]))
         missing = total - outer.size
         if missing > 0:
             # Block pairs the sampler could not fill (saturated hubs, full cells): place the missing edges among the
@@ -192,7 +196,7 @@ class FittedBTER(ReleasedParams):
             if deficit.sum() > 0:
                 extra = sample_block_edges(n, np.zeros(n, dtype=np.int64), deficit, np.array([0]), np.array([0]),
                                            np.array([missing]), rng, exclude_sorted_keys=keys)
-                keys = np.union1d(keys, extra)
+                keys = sorted_unique(np.concatenate([keys, extra]))
         # Hubs that their block pairs could not saturate get their missing edges across blocks (edge count kept).
         keys = repair_hub_degrees(n, keys, degrees, rng, protected=inner)
         return keys, inner
@@ -246,9 +250,19 @@ class FittedBTER(ReleasedParams):
         # share of the capped incidences (the same statistic, measured on the draw).
         history: list[tuple[float, float]] = []
         best: tuple[float, np.ndarray, np.ndarray] | None = None
+        # Where the triangles sit: with a released clustering sum (and no profile), every draw gets wedge closures
+        # until its capped clustering sum reaches the released one (BTER alone puts the triangles among peers and
+        # leaves low-degree nodes too little clustering on graphs where they close triangles with hubs). Their
+        # triangles count as "outside the groups" below, so the group densities fall to make room for them.
+        csum = self.arrays.get("clustering_sum")
+        closing = csum is not None and prof is None and np.isfinite(float(csum))
+        closures, s_got = 0, 0.0
         for step in range(4):
-            edges = keys_to_edges(keys, n)
-            per_node, got = triangle_incidences(n, edges, cap)
+            if closing:
+                keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, first=closures)
+            else:
+                edges = keys_to_edges(keys, n)
+                per_node, got = triangle_incidences(n, edges, cap)
             history.append((wanted, got))
             expected = float(np.sum(rho ** 3 * c3))
             off = 0.0
@@ -257,9 +271,12 @@ class FittedBTER(ReleasedParams):
                 have = np.bincount(merged, weights=soft, minlength=targets.size)
                 ratio = (targets / targets.sum()) / np.maximum(have / max(have.sum(), 1e-12), 1e-12)
                 off = float(np.max(np.abs(ratio - 1.0)))
-            # Every draw is measured and the closest to the released count is kept (a secant step can overshoot).
-            if best is None or abs(got - target) < best[0]:
-                best = (abs(got - target), keys, inner)
+            # Every draw is measured and the closest to the released values is kept (a secant step can overshoot).
+            err = abs(got - target) / max(target, 1.0)
+            if closing:
+                err += abs(s_got - float(csum)) / max(float(csum), 1.0)
+            if best is None or err < best[0]:
+                best = (err, keys, inner)
             if (abs(got - target) <= TRIANGLE_TOLERANCE * target and off <= 0.1) or step == 3:
                 break
             if prof is not None and sizes.size:
@@ -307,7 +324,7 @@ class DPBTER(GraphGenerator):
         if "select" in given and "partition" not in given:
             given["partition"] = given.pop("select")  # the earlier name of the partition's share
         # Share sets written before the cumulative degree counts existed leave them out: then they are not released.
-        optional = {"cumulative_degrees"} - set(given)
+        optional = set(OPTIONAL_FRACTIONS) - set(given)
         if set(given) | optional != set(DEFAULT_FRACTIONS):
             raise OptionError(f"fractions must have the keys {sorted(DEFAULT_FRACTIONS)}, got {sorted(given)}")
         self.fractions = split_fractions({k: float(v) for k, v in given.items()}, "dp_bter")
@@ -387,11 +404,14 @@ class DPBTER(GraphGenerator):
         block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
         tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                 profile=self.clustering_profile)
+        csum = (release_clustering_sum(graph, budget, rng, epsilon=f["clustering_sum"], stage="dp_bter")
+                if f["clustering_sum"] > 0 else float("nan"))
         comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
         return FittedBTER(
             n,
             {"labels": labels, "block_counts": block_counts, "degrees": deg.values,
-             "triangles": np.array(tri.triangles), "components": np.array(comps), "profile": tri.profile},
+             "triangles": np.array(tri.triangles), "components": np.array(comps), "profile": tri.profile,
+             "clustering_sum": np.array(csum)},
             {"partition": mode, "fractions": self.fractions, "use_node_order": self.use_node_order,
              "partition_mode": self.partition,
              "density_power": self.density_power,
