@@ -285,3 +285,34 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
     keep = np.ones(keys.size, dtype=bool)
     keep[take] = False
     return sorted_unique(np.concatenate([keys[keep], added]))
+
+
+def group_clustering_sum(starts: np.ndarray, rho: np.ndarray) -> float:
+    """Expected sum of local clustering the groups give their members, :math:`\\sum_g s_g \\rho_g^3` (a member of
+    degree about ``s_g - 1`` closes a share :math:`\\rho_g^3` of its wedges inside its group)."""
+    sizes = np.diff(starts).astype(np.float64)
+    return float(np.sum(np.where(sizes >= 3, sizes, 0.0) * np.asarray(rho, dtype=np.float64) ** 3))
+
+
+def power_for_clustering(starts: np.ndarray, max_edges: float, triangles: float, power: float, ratio: float,
+                         shape: np.ndarray | None = None, top: float = 2.0) -> float:
+    """The density power :math:`\\beta \\in [power, top]` (:func:`group_densities`) whose groups, holding the same
+    expected ``triangles``, give their members ``ratio`` (< 1) times the clustering sum they give at ``power``.
+
+    Raising :math:`\\beta` moves triangles from small groups (low-degree nodes, which average clustering weighs
+    most) to large ones: the lever for graphs whose BTER draw is more clustered than the released clustering sum
+    says. Bisection on the expected sums (post-processing of released values).
+    """
+    base = group_clustering_sum(starts, group_densities(starts, max_edges, triangles, power, shape))
+    if base <= 0 or ratio >= 1.0:
+        return float(power)
+    lo, hi = float(power), float(top)
+    if group_clustering_sum(starts, group_densities(starts, max_edges, triangles, hi, shape)) > ratio * base:
+        return hi
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if group_clustering_sum(starts, group_densities(starts, max_edges, triangles, mid, shape)) > ratio * base:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)

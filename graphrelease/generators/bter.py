@@ -67,6 +67,7 @@ from graphrelease.generators.affinity import (
     affinity_groups,
     group_densities,
     merge_components,
+    power_for_clustering,
     repair_hub_degrees,
     sample_affinity_edges,
     triangle_count_keys,
@@ -106,6 +107,8 @@ PARTITION_MODES = ("sweeps", "candidates")
 #: 0.90, 0.97x at 0.82) while the average clustering goes as density^3 (0.90 -> +21%, 0.82 -> +3%): a 5% tolerance
 #: let runs stop anywhere in that range, which made the average clustering swing between runs and epsilons.
 TRIANGLE_TOLERANCE = 0.02
+#: A draw whose capped clustering sum exceeds the released one by more than this share gets a steeper density power.
+CLUSTERING_TOLERANCE = 0.1
 #: Candidate block counts for contiguous runs of the public node numbering.
 ORDER_BLOCKS = (8, 16, 32)
 
@@ -277,8 +280,13 @@ class FittedBTER(ReleasedParams):
                 err += abs(s_got - float(csum)) / max(float(csum), 1.0)
             if best is None or err < best[0]:
                 best = (err, keys, inner)
-            if (abs(got - target) <= TRIANGLE_TOLERANCE * target and off <= 0.1) or step == 3:
+            # A draw more clustered than the released sum (no closures could help) moves the groups' triangles
+            # towards the large groups: the density power is solved from the expected sums for the measured excess.
+            over = closing and closures == 0 and s_got > (1.0 + CLUSTERING_TOLERANCE) * float(csum)
+            if (abs(got - target) <= TRIANGLE_TOLERANCE * target and off <= 0.1 and not over) or step == 3:
                 break
+            if over:
+                power = power_for_clustering(starts, max_edges, wanted, power, float(csum) / s_got, shape)
             if prof is not None and sizes.size:
                 shape = shape * np.clip(np.cbrt(ratio), 0.5, 2.0)[gclass]
             if step == 0 or history[-1][1] == history[-2][1]:
