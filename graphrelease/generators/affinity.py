@@ -294,24 +294,39 @@ def group_clustering_sum(starts: np.ndarray, rho: np.ndarray) -> float:
     return float(np.sum(np.where(sizes >= 3, sizes, 0.0) * np.asarray(rho, dtype=np.float64) ** 3))
 
 
-def power_for_clustering(starts: np.ndarray, max_edges: float, triangles: float, power: float, ratio: float,
-                         shape: np.ndarray | None = None, top: float = 2.0) -> float:
-    """The density power :math:`\\beta \\in [power, top]` (:func:`group_densities`) whose groups, holding the same
-    expected ``triangles``, give their members ``ratio`` (< 1) times the clustering sum they give at ``power``.
+def power_shape(starts: np.ndarray, power: float, steer: np.ndarray | None = None) -> np.ndarray:
+    """Relative group densities :math:`(s_g / \bar s)^{\beta}` on the groups ``steer`` marks (all by default), 1 on
+    the others; :math:`\bar s` the triangle-weighted mean size, as in :func:`group_densities`."""
+    sizes = np.diff(starts).astype(np.float64)
+    c3 = sizes * (sizes - 1) * (sizes - 2) / 6
+    ref = float(np.average(sizes, weights=np.maximum(c3, 1e-12))) if c3.sum() > 0 else 1.0
+    out = (np.maximum(sizes, 1.0) / ref) ** float(power)
+    return out if steer is None else np.where(steer, out, 1.0)
 
-    Raising :math:`\\beta` moves triangles from small groups (low-degree nodes, which average clustering weighs
+
+def power_for_clustering(starts: np.ndarray, max_edges: float, triangles: float, power: float, ratio: float,
+                         steer: np.ndarray | None = None, top: float = 2.0) -> float:
+    """The density power :math:`\beta \in [power, top]` (:func:`power_shape` on the ``steer`` groups) whose groups,
+    holding the same expected ``triangles``, give their members ``ratio`` (< 1) times the clustering sum they give at
+    ``power``.
+
+    Raising :math:`\beta` moves triangles from small groups (low-degree nodes, which average clustering weighs
     most) to large ones: the lever for graphs whose BTER draw is more clustered than the released clustering sum
     says. Bisection on the expected sums (post-processing of released values).
     """
-    base = group_clustering_sum(starts, group_densities(starts, max_edges, triangles, power, shape))
+    def clustering_at(beta: float) -> float:
+        return group_clustering_sum(starts, group_densities(starts, max_edges, triangles, 0.0,
+                                                            power_shape(starts, beta, steer)))
+
+    base = clustering_at(float(power))
     if base <= 0 or ratio >= 1.0:
         return float(power)
     lo, hi = float(power), float(top)
-    if group_clustering_sum(starts, group_densities(starts, max_edges, triangles, hi, shape)) > ratio * base:
+    if clustering_at(hi) > ratio * base:
         return hi
     for _ in range(30):
         mid = 0.5 * (lo + hi)
-        if group_clustering_sum(starts, group_densities(starts, max_edges, triangles, mid, shape)) > ratio * base:
+        if clustering_at(mid) > ratio * base:
             lo = mid
         else:
             hi = mid

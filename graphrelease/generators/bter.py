@@ -68,6 +68,7 @@ from graphrelease.generators.affinity import (
     group_densities,
     merge_components,
     power_for_clustering,
+    power_shape,
     repair_hub_degrees,
     sample_affinity_edges,
     triangle_count_keys,
@@ -223,6 +224,7 @@ class FittedBTER(ReleasedParams):
         degrees = self.arrays["degrees"].astype(np.float64)
         target = float(self.arrays["triangles"])
         power = float(self.config.get("density_power", 0.0))
+        k = int(labels.max()) + 1
         cap = float(self.config.get("triangle_scale_cap", 1.0))
         # Affinity edges may use at most 90% of the released edges (the rest joins the groups to each other).
         max_edges = 0.9 * float(self.arrays["block_counts"].sum())
@@ -260,9 +262,16 @@ class FittedBTER(ReleasedParams):
         csum = self.arrays.get("clustering_sum")
         closing = csum is not None and prof is None and np.isfinite(float(csum))
         closures, s_got = 0, 0.0
+        # Only groups inside one block are steepened: the pooled groups of several blocks' top-degree nodes, made
+        # denser, would tie the blocks together (measured on Chameleon: modularity RE 0.15 -> 0.23 when all were).
+        members = labels[order] if order.size else np.zeros(0, dtype=np.int64)
+        steer = (np.maximum.reduceat(members, starts[:-1]) == np.minimum.reduceat(members, starts[:-1])
+                 if sizes.size else np.zeros(0, dtype=bool))
+        beta = 0.0
         for step in range(4):
             if closing:
-                keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, first=closures)
+                keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, first=closures,
+                                                              labels=labels if k > 1 else None)
             else:
                 edges = keys_to_edges(keys, n)
                 per_node, got = triangle_incidences(n, edges, cap)
@@ -286,7 +295,8 @@ class FittedBTER(ReleasedParams):
             if (abs(got - target) <= TRIANGLE_TOLERANCE * target and off <= 0.1 and not over) or step == 3:
                 break
             if over:
-                power = power_for_clustering(starts, max_edges, wanted, power, float(csum) / s_got, shape)
+                beta = power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got, steer)
+                shape = power_shape(starts, beta, steer)
             if prof is not None and sizes.size:
                 shape = shape * np.clip(np.cbrt(ratio), 0.5, 2.0)[gclass]
             if step == 0 or history[-1][1] == history[-2][1]:

@@ -124,12 +124,14 @@ def sorted_unique(x: np.ndarray) -> np.ndarray:
 
 
 def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng: np.random.Generator,
-                 in_triangle: np.ndarray) -> np.ndarray:
+                 in_triangle: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
     """``count`` wedge closures (module docstring) on the sorted pair ``keys``; returns sorted keys, edge count kept.
 
     Deleted edges are in no triangle (``in_triangle``: sorted keys of those that are, from
     :func:`measure_clustering`) and join two nodes of degree >= 2 (no node is cut off); those whose endpoints both hold
-    more than their released ``degrees`` go first (the closures raised them), then the rest, at random.
+    more than their released ``degrees`` go first (the closures raised them), then the rest, at random. With
+    ``labels`` (released blocks) only wedges whose two ends share a block are closed: a closure across blocks would
+    add an edge the block-pair counts did not release and blur the communities.
     """
     keys = np.asarray(keys, dtype=np.int64)
     e = keys_to_edges(keys, n)
@@ -141,11 +143,16 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
     src = np.concatenate([e[:, 0], e[:, 1]])
     nbr = np.concatenate([e[:, 1], e[:, 0]])[np.argsort(src, kind="stable")]
     start = np.concatenate([[0], np.cumsum(deg)])[:-1]
-    v = apexes[rng.integers(apexes.size, size=int(count))]
+    draws = int(count) if labels is None else 2 * int(count)  # about half the wedges of a few blocks match
+    v = apexes[rng.integers(apexes.size, size=draws)]
     i = rng.integers(deg[v])
     j = rng.integers(deg[v] - 1)
     j = j + (j >= i)
-    added = sorted_unique(pair_keys(np.stack([nbr[start[v] + i], nbr[start[v] + j]], axis=1), n))
+    u, w = nbr[start[v] + i], nbr[start[v] + j]
+    if labels is not None:
+        same = labels[u] == labels[w]
+        u, w = u[same][:int(count)], w[same][:int(count)]
+    added = sorted_unique(pair_keys(np.stack([u, w], axis=1), n))
     added = added[~in_sorted(added, keys)]
     if added.size == 0:
         return keys
@@ -164,8 +171,8 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
 
 
 def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: float, rng: np.random.Generator, *,
-                     first: int = 0, batches: int = 3, tolerance: float = 0.03, cap: float = CLUSTERING_CAP
-                     ) -> tuple[np.ndarray, float, float, int]:
+                     first: int = 0, batches: int = 3, tolerance: float = 0.03, cap: float = CLUSTERING_CAP,
+                     labels: np.ndarray | None = None) -> tuple[np.ndarray, float, float, int]:
     """Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
     batches. Returns ``(keys, triangles, S_C, closures)``, measured on the returned graph.
 
@@ -193,7 +200,7 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
             if gain <= 0:
                 break
             k = int(np.ceil(short / gain))
-        keys = close_wedges(n, keys, k, degrees, rng, in_tri)
+        keys = close_wedges(n, keys, k, degrees, rng, in_tri, labels)
         done += k
         tri, s, in_tri = measure_clustering(n, keys, cap)
     return keys, tri, s, done
