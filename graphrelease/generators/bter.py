@@ -16,14 +16,18 @@ graph that matches them. Releases (basic sequential composition; default shares 
    choice made from released values; both branches spend epsilon). ``partition="candidates"`` keeps the earlier
    exponential mechanism on modularity over public/released candidates (degree classes, one block and, with
    ``use_node_order=True``, runs of the node numbering).
-3. Block-pair edge counts [0.07] and the edge count [0.04]: Laplace, L1 sensitivity 1 each; the total is the
+3. Block-pair edge counts [0.07; 0.0233 with one block] and the edge count [0.04]: Laplace, L1 sensitivity 1 each; the total is the
    inverse-variance combination of the count and the cells' sum (with C cells the sum's noise variance is C times
    a single count's), and norm-sub projects the cells onto it, so the edge count stays accurate with many blocks.
-4. Triangles [0.18, or 0.49 without sweeps]: the smoothly capped count :math:`T_D`, two stages
+4. Triangles [0.13, or 0.49 without sweeps: the sweeps' share plus what the clustering sum took, back from the
+   single block's cell count]: the smoothly capped count :math:`T_D`, two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`). With
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
    (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
-5. Components [0.03]: the number of connected components, sensitivity 1.
+5. Clustering sum [0.05]: the capped sum of local clustering
+   (:mod:`graphrelease.generators.local_clustering`, sensitivity :math:`C + 8/3`), which says whether the triangles
+   sit at low-degree nodes or among hubs.
+6. Components [0.03]: the number of connected components, sensitivity 1.
 
 Sampling (post-processing; Seshadhri, Kolda & Pinar 2012, BTER, with the Chung-Lu phase replaced by a DC-SBM):
 (a) inside every block, nodes of similar released degree form affinity groups of ``d_min + 1`` nodes, each an
@@ -32,14 +36,18 @@ Erdos-Renyi graph of one density :math:`\rho` solved so that the expected triang
 (b) the remaining edges are drawn DC-SBM style with endpoints proportional to each node's excess degree (released
 degree minus expected affinity degree); the block-pair counts are the released ones fitted by iterative proportional
 fitting to the blocks' excess volumes, and one reweighted redraw lifts the hubs that distinct-pair sampling
-saturates, and hubs still short of their degree get their missing edges across blocks (edge count kept); (c) components
-other than the largest are joined to it, the largest first, until the released component count is reached.
+saturates, and hubs still short of their degree get their missing edges across blocks (edge count kept); (c) wedge
+closures inside blocks (TriCycLe-style, edge count kept) until the draw's capped clustering sum reaches the released
+one, their triangles counted against the released triangle count, or, when the draw is more clustered than the
+released sum, a steeper group density (:math:`\rho_g \propto s_g^\beta` on groups inside one block) that moves
+triangles from small groups to large ones; (d) components other than the largest are joined to it, the largest
+first, until the released component count is reached.
 Time and memory are linear in the edges (Slashdot, 504k edges: about 12-13 CPU-s and 0.3 GiB for fit + sample at
 epsilon 1, traced).
 
-Known limit (measured, ``reports/structure_fidelity.md``): BTER's groups put triangles among nodes of similar degree;
-graphs whose low-degree nodes close triangles with hubs (Slashdot) get their triangle count but too low an average
-clustering. The sweeps' community signal needs hubs that lead their communities and a mean degree well above
+Known limits (measured, ``reports/structure_fidelity.md``): where most triangles lie outside the affinity groups
+(Squirrel: a dense core that the block edges close), neither lever moves the clustering sum and the average
+clustering stays too high. The sweeps' community signal needs hubs that lead their communities and a mean degree well above
 1.5 K / epsilon (measured on permuted ids: Facebook partition NMI 0.20 at epsilon 1, none on Cora or LastFM).
 """
 
