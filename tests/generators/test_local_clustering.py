@@ -167,3 +167,27 @@ def test_clustering_sum_fixes_coras_average_clustering(cora):
     without = _avg_clustering_re(cora, old, seeds)
     assert np.median(with_sum) <= 0.3
     assert np.median(with_sum) < np.median(without)
+
+
+def test_density_steer_halves_the_groups_clustering_sum_at_the_same_triangles():
+    from graphrelease.generators.affinity import (
+        group_clustering_sum,
+        group_densities,
+        power_for_clustering,
+        power_shape,
+    )
+
+    sizes = np.repeat([3, 4, 6, 10, 30, 80], [400, 200, 80, 30, 6, 2])
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    c3 = sizes * (sizes - 1) * (sizes - 2) / 6
+    triangles = 0.05 * c3.sum()
+    flat = group_densities(starts, np.inf, triangles)
+    beta = power_for_clustering(starts, np.inf, triangles, 0.0, 0.5)
+    steep = group_densities(starts, np.inf, triangles, 0.0, power_shape(starts, beta))
+    assert beta > 0
+    assert np.sum(steep ** 3 * c3) == pytest.approx(triangles, rel=1e-6)
+    assert group_clustering_sum(starts, steep) == pytest.approx(0.5 * group_clustering_sum(starts, flat), rel=1e-3)
+    # Groups not steered keep the flat relative density.
+    steer = sizes < 10
+    shaped = power_shape(starts, 1.0, steer)
+    assert np.all(shaped[~steer] == 1.0) and np.all(shaped[steer] < 1.0)
