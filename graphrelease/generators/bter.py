@@ -83,7 +83,12 @@ from graphrelease.generators.affinity import (
     trim_to_degrees,
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
-from graphrelease.generators.local_clustering import raise_clustering, release_clustering_sum, sorted_unique
+from graphrelease.generators.local_clustering import (
+    measure_clustering,
+    raise_clustering,
+    release_clustering_sum,
+    sorted_unique,
+)
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
@@ -116,6 +121,8 @@ PARTITION_MODES = ("sweeps", "candidates")
 #: 0.90, 0.97x at 0.82) while the average clustering goes as density^3 (0.90 -> +21%, 0.82 -> +3%): a 5% tolerance
 #: let runs stop anywhere in that range, which made the average clustering swing between runs and epsilons.
 TRIANGLE_TOLERANCE = 0.02
+#: Largest first step of the group-density power when a draw is more clustered than the released sum.
+STEER_STEP = 0.5
 #: Draws further than this from the released triangle count lose to any draw closer (see the sampler).
 TRIANGLE_ADMISSIBLE = 0.15
 #: A draw whose capped clustering sum exceeds the released one by more than this share gets a steeper density power.
@@ -278,10 +285,17 @@ class FittedBTER(ReleasedParams):
         steer = (np.maximum.reduceat(members, starts[:-1]) == np.minimum.reduceat(members, starts[:-1])
                  if sizes.size else np.zeros(0, dtype=bool))
         beta = 0.0
-        for step in range(4):
-            if closing:
+        steered: list[tuple[float, float]] = []
+        last = 4 if closing else 3  # one more draw for the steer
+        for step in range(last + 1):
+            if closing and beta == 0.0:
                 keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, first=closures,
                                                               labels=labels if k > 1 else None)
+            elif closing:
+                # A steepened draw is never closed too: the two levers pull opposite ways (measured on Facebook at
+                # epsilon 4: a steer that overshot, then 160k closures inside blocks that could not make it up).
+                got, s_got, _ = measure_clustering(n, keys)
+                closures = 0
             else:
                 edges = keys_to_edges(keys, n)
                 per_node, got = triangle_incidences(n, edges, cap)
@@ -303,12 +317,27 @@ class FittedBTER(ReleasedParams):
             if best is None or err < best[0]:
                 best = (err, keys, inner)
             # A draw more clustered than the released sum (no closures could help) moves the groups' triangles
-            # towards the large groups: the density power is solved from the expected sums for the measured excess.
-            over = closing and closures == 0 and s_got > (1.0 + CLUSTERING_TOLERANCE) * float(csum)
-            if (abs(got - target) <= TRIANGLE_TOLERANCE * target and off <= 0.1 and not over) or step == 3:
+            # towards the large groups. The first step is the power the groups' expected sums ask for, at most
+            # STEER_STEP (that model ignores trimming and the phase-2 triangles; on Facebook it asked for the top,
+            # 2, where 0.5 already removed 40% of the sum); later steps are secant steps on the measured log sums,
+            # back down too when a draw falls below the released sum.
+            # Only draws that meet the triangle count are steered: the sum moves with the group triangles too
+            # (Facebook, epsilon 4: 4% too many triangles came with a 22% too large sum).
+            tri_ok = abs(got - target) <= TRIANGLE_TOLERANCE * target
+            off_sum = closing and closures == 0 and tri_ok and (
+                s_got > (1.0 + CLUSTERING_TOLERANCE) * float(csum)
+                or (beta > 0.0 and s_got < (1.0 - CLUSTERING_TOLERANCE) * float(csum)))
+            if (tri_ok and off <= 0.1 and not off_sum) or step == last:
                 break
-            if over:
-                beta = power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got, steer)
+            if off_sum:
+                steered.append((beta, float(np.log(max(s_got, 1e-9)))))
+                (b0, l0), (b1, l1) = steered[-2] if len(steered) > 1 else (None, None), steered[-1]
+                if b0 is not None and l1 != l0 and b1 != b0:
+                    nxt = b1 + (float(np.log(float(csum))) - l1) * (b1 - b0) / (l1 - l0)
+                else:
+                    nxt = min(power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got, steer),
+                              beta + STEER_STEP)
+                beta = float(np.clip(nxt, 0.0, 2.0))
                 shape = power_shape(starts, beta, steer)
             if prof is not None and sizes.size:
                 shape = shape * np.clip(np.cbrt(ratio), 0.5, 2.0)[gclass]
