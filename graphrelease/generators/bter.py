@@ -327,7 +327,8 @@ class FittedBTER(ReleasedParams):
             off_sum = closing and closures == 0 and tri_ok and (
                 s_got > (1.0 + CLUSTERING_TOLERANCE) * float(csum)
                 or (beta > 0.0 and s_got < (1.0 - CLUSTERING_TOLERANCE) * float(csum)))
-            if (tri_ok and off <= 0.1 and not off_sum) or step == last:
+            # The fifth draw is only for a steer under way (each draw costs a triangle listing; Slashdot ~1.5 s).
+            if (tri_ok and off <= 0.1 and not off_sum) or step == last or (step == 3 and not steered):
                 break
             if off_sum:
                 steered.append((beta, float(np.log(max(s_got, 1e-9)))))

@@ -63,11 +63,14 @@ def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     if total == 0:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z, d, keys
-    ea, eb = np.repeat(a, fan), np.repeat(idx, fan)
-    off = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(fan) - fan, fan)
-    ec = idx[np.repeat(indptr[idx], fan) + off]
-    hit = in_sorted(ea * n + ec, keys)
-    return ea[hit], eb[hit], ec[hit], d, keys
+    # 2-path j runs over edge e's fan: c = idx[indptr[b_e] + j - first_e]. Two repeats over the 2-paths (the
+    # position shift and the row offset a * n) and the rest on the hits only: this is the sampler's hot loop.
+    ends = np.cumsum(fan)
+    pos = np.arange(total, dtype=np.int64) + np.repeat(indptr[idx] - (ends - fan), fan)
+    ec = idx[pos]
+    hit = np.flatnonzero(in_sorted(np.repeat(a * n, fan) + ec, keys))
+    edge = np.searchsorted(ends, hit, side="right")
+    return a[edge], idx[edge], ec[hit], d, keys
 
 
 def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -178,13 +181,14 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
 
     The first batch is ``first`` closures (the count an earlier draw needed) or, without one, the shortfall over
     the expected gain of a closure at a uniform apex (its own clustering rises by about :math:`1/\binom{d}{2}`);
-    later batches divide the shortfall by the gain per closure measured so far. Post-processing.
+    later batches divide the shortfall by the gain per closure measured so far; with ``first`` given, one batch
+    after it (every batch costs a triangle listing). Post-processing.
     """
     keys = np.asarray(keys, dtype=np.int64)
     tri, s, in_tri = measure_clustering(n, keys, cap)
     done = 0
     s0 = s
-    for step in range(int(batches)):
+    for step in range(int(batches) if first <= 0 else min(int(batches), 2)):
         short = float(target) - s
         if short <= tolerance * float(target):
             break
