@@ -191,3 +191,13 @@ def test_density_steer_halves_the_groups_clustering_sum_at_the_same_triangles():
     steer = sizes < 10
     shaped = power_shape(starts, 1.0, steer)
     assert np.all(shaped[~steer] == 1.0) and np.all(shaped[steer] < 1.0)
+
+
+def test_an_unreachable_target_costs_at_most_one_closure_per_edge_per_batch():
+    # A path with a hub: a released sum far above what 40 nodes can hold (noise at a small epsilon) must not ask for
+    # billions of closures (the black-box audit's small ball ran out of memory before the cap).
+    n = 40
+    edges = [(0, i) for i in range(1, 30)] + [(i, i + 1) for i in range(30, 39)]
+    keys = np.sort(pair_keys(np.array(edges), n))
+    out, tri, s, done = raise_clustering(n, keys, np.full(n, 30.0), 1e6, np.random.default_rng(0))
+    assert out.size == keys.size and done <= 3 * keys.size and s <= n
