@@ -16,9 +16,10 @@ graph that matches them. Releases (basic sequential composition; default shares 
    choice made from released values; both branches spend epsilon). ``partition="candidates"`` keeps the earlier
    exponential mechanism on modularity over public/released candidates (degree classes, one block and, with
    ``use_node_order=True``, runs of the node numbering).
-3. Block-pair edge counts [0.07; 0.0233 with one block] and the edge count [0.04]: Laplace, L1 sensitivity 1 each; the total is the
-   inverse-variance combination of the count and the cells' sum (with C cells the sum's noise variance is C times
-   a single count's), and norm-sub projects the cells onto it, so the edge count stays accurate with many blocks.
+3. Block-pair edge counts [0.07; 0.0233 with one block] and the edge count [0.04]: Laplace, L1 sensitivity 1
+   each; the total is the inverse-variance combination of the count and the cells' sum (with C cells the sum's
+   noise variance is C times a single count's), and norm-sub projects the cells onto it, so the edge count stays
+   accurate with many blocks.
 4. Triangles [0.13, or 0.49 without sweeps: the sweeps' share plus what the clustering sum took, back from the
    single block's cell count]: the smoothly capped count :math:`T_D`, two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`). With
@@ -48,8 +49,8 @@ epsilon 1 / 4).
 
 Known limits (measured, ``reports/structure_fidelity.md``): where most triangles lie outside the affinity groups
 (Squirrel: a dense core that the block edges close), neither lever moves the clustering sum and the average
-clustering stays too high. The sweeps' community signal needs hubs that lead their communities and a mean degree well above
-1.5 K / epsilon (measured on permuted ids: Facebook partition NMI 0.20 at epsilon 1, none on Cora or LastFM).
+clustering stays too high. The sweeps' community signal needs hubs that lead their communities and a mean degree
+well above 1.5 K / epsilon (measured on permuted ids: Facebook partition NMI 0.20 at epsilon 1, none on Cora or LastFM).
 """
 
 from __future__ import annotations
