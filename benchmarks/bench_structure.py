@@ -204,7 +204,9 @@ def render(cache: Path, command: str, inputs: dict, notes: str) -> str:
     if notes:
         lines += [notes, ""]
     order = ["cora", "chameleon", "facebook", "lastfm", "slashdot"]
+    # The five first, then any other dataset measured (held-out style checks: citeseer, squirrel, ...).
     datasets = [d for d in order if any(k[0] == d for k in cells)]
+    datasets += sorted({k[0] for k in cells} - set(order))
     for d in datasets:
         inp = inputs.get(d)
         lines += [f"## {d}", ""]

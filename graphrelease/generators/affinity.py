@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphrelease.generators.classical_common import degree_oriented, in_sorted, keys_to_edges, pair_keys
+from graphrelease.generators.local_clustering import sorted_unique
 
 
 def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:
@@ -216,7 +217,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     in_giant = np.nonzero(comp == giant)[0]
     pw = w[in_giant] + 1e-12
     targets = in_giant[rng.choice(in_giant.size, size=cand.size, p=pw / pw.sum())]
-    added = np.unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
+    added = sorted_unique(pair_keys(np.stack([rep[cand], targets], axis=1), n))
     e = keys_to_edges(keys, n)
     deg = np.bincount(e.ravel(), minlength=n)
     in_giant_edge = comp[e[:, 0]] == giant
@@ -238,7 +239,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         idx = np.nonzero(tier & ~in_sorted(keys, np.sort(dead)))[0]
         idx = idx[np.argsort(product[idx], kind="stable")[:need]]
         dead = np.concatenate([dead, keys[idx]])
-    return np.union1d(keys[~in_sorted(keys, np.sort(dead))], added)
+    return sorted_unique(np.concatenate([keys[~in_sorted(keys, np.sort(dead))], added]))
 
 
 def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.Generator, *,
@@ -266,7 +267,7 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
     w = d * ~short + 1e-12
     partners = rng.choice(n, size=hubs.size, p=w / w.sum())
     ok = partners != hubs
-    added = np.unique(pair_keys(np.stack([hubs[ok], partners[ok]], axis=1), n))
+    added = sorted_unique(pair_keys(np.stack([hubs[ok], partners[ok]], axis=1), n))
     added = added[~in_sorted(added, keys)]
     if added.size == 0:
         return keys
@@ -283,4 +284,50 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
     added = added[:take.size]  # never add more than can be paid for
     keep = np.ones(keys.size, dtype=bool)
     keep[take] = False
-    return np.union1d(keys[keep], added)
+    return sorted_unique(np.concatenate([keys[keep], added]))
+
+
+def group_clustering_sum(starts: np.ndarray, rho: np.ndarray) -> float:
+    """Expected sum of local clustering the groups give their members, :math:`\\sum_g s_g \\rho_g^3` (a member of
+    degree about ``s_g - 1`` closes a share :math:`\\rho_g^3` of its wedges inside its group)."""
+    sizes = np.diff(starts).astype(np.float64)
+    return float(np.sum(np.where(sizes >= 3, sizes, 0.0) * np.asarray(rho, dtype=np.float64) ** 3))
+
+
+def power_shape(starts: np.ndarray, power: float, steer: np.ndarray | None = None) -> np.ndarray:
+    """Relative group densities :math:`(s_g / \bar s)^{\beta}` on the groups ``steer`` marks (all by default), 1 on
+    the others; :math:`\bar s` the triangle-weighted mean size, as in :func:`group_densities`."""
+    sizes = np.diff(starts).astype(np.float64)
+    c3 = sizes * (sizes - 1) * (sizes - 2) / 6
+    ref = float(np.average(sizes, weights=np.maximum(c3, 1e-12))) if c3.sum() > 0 else 1.0
+    out = (np.maximum(sizes, 1.0) / ref) ** float(power)
+    return out if steer is None else np.where(steer, out, 1.0)
+
+
+def power_for_clustering(starts: np.ndarray, max_edges: float, triangles: float, power: float, ratio: float,
+                         steer: np.ndarray | None = None, top: float = 2.0) -> float:
+    """The density power :math:`\beta \in [power, top]` (:func:`power_shape` on the ``steer`` groups) whose groups,
+    holding the same expected ``triangles``, give their members ``ratio`` (< 1) times the clustering sum they give at
+    ``power``.
+
+    Raising :math:`\beta` moves triangles from small groups (low-degree nodes, which average clustering weighs
+    most) to large ones: the lever for graphs whose BTER draw is more clustered than the released clustering sum
+    says. Bisection on the expected sums (post-processing of released values).
+    """
+    def clustering_at(beta: float) -> float:
+        return group_clustering_sum(starts, group_densities(starts, max_edges, triangles, 0.0,
+                                                            power_shape(starts, beta, steer)))
+
+    base = clustering_at(float(power))
+    if base <= 0 or ratio >= 1.0:
+        return float(power)
+    lo, hi = float(power), float(top)
+    if clustering_at(hi) > ratio * base:
+        return hi
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if clustering_at(mid) > ratio * base:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)

@@ -30,6 +30,7 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
     ("edge", "dp_bter.block_counts"): 1.0,
     ("edge", "dp_bter.edge_count"): 1.0,
     ("edge", "dp_bter.components"): 1.0,
+    ("edge", "dp_bter.clustering_sum"): 1.0 + 8.0 / 3.0,  # per-edge cap C = 1: C + 8/3
     ("edge", "dp_bter.partition_select"): 4.0,
     ("edge", "dp_bter.partition_down"): 1.0,
     ("edge", "dp_bter.partition_up"): 1.0,

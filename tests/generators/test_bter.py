@@ -45,7 +45,8 @@ def test_fit_spends_exactly_and_reads_no_node_data(cora, tmp_path):
     check_budget_spent_exactly(budget, 1.0)
     assert [e.stage for e in budget.ledger] == [
         "dp_bter.sorted_degrees", "dp_bter.node_degrees", "dp_bter.cumulative_degrees", "dp_bter.block_counts",
-        "dp_bter.edge_count", "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.components"]
+        "dp_bter.edge_count", "dp_bter.triangles_scale", "dp_bter.triangles", "dp_bter.clustering_sum",
+        "dp_bter.components"]
     # The opt-in per-degree triangle profile replaces the scale stage of the triangle count.
     profiled = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
     with_profile = DPBTER(clustering_profile=True).fit(cora, profiled)
