@@ -233,6 +233,44 @@ def capped_draw(iu: np.ndarray, p: np.ndarray, caps: np.ndarray, target: int, rn
     return take
 
 
+def close_triangles(n: int, edges: list[tuple[int, int]], target: float, rng: np.random.Generator, *,
+                    tries_per_edge: int = 4) -> list[tuple[int, int]]:
+    """Degree-preserving swaps that close open wedges until the triangle count reaches ``target`` (a released
+    value): for a wedge ``u - v - w`` with ``u, w`` unlinked and edges ``(u, x)``, ``(w, y)`` (``x, y`` unlinked),
+    replace those two by ``(u, w)`` and ``(x, y)`` when that raises the triangle count. Why: the capped draw keeps
+    the released degrees but, like any near-regular random graph, has few triangles (ENZYMES: 6.6 per graph against
+    a released ~22 and a true 25.5); swaps keep every degree and the edge count."""
+    adj = [set() for _ in range(n)]
+    for u, v in edges:
+        adj[u].add(v)
+        adj[v].add(u)
+    tri = sum(len(adj[u] & adj[v]) for u, v in edges) / 3.0
+    for _ in range(tries_per_edge * len(edges)):
+        if tri >= target:
+            break
+        v = int(rng.integers(n))
+        if len(adj[v]) < 2:
+            continue
+        u, w = rng.choice(sorted(adj[v]), size=2, replace=False).tolist()
+        if w in adj[u]:
+            continue
+        xs, ys = sorted(adj[u] - {v, w}), sorted(adj[w] - {v, u})
+        if not xs or not ys:
+            continue
+        x, y = int(xs[int(rng.integers(len(xs)))]), int(ys[int(rng.integers(len(ys)))])
+        if x == y or y in adj[x]:
+            continue
+        lost = len(adj[u] & adj[x]) + len(adj[w] & adj[y])
+        adj[u].discard(x); adj[x].discard(u); adj[w].discard(y); adj[y].discard(w)  # noqa: E702
+        gained = len(adj[u] & adj[w]) + len(adj[x] & adj[y])
+        if gained > lost:
+            adj[u].add(w); adj[w].add(u); adj[x].add(y); adj[y].add(x)  # noqa: E702
+            tri += gained - lost
+        else:
+            adj[u].add(x); adj[x].add(u); adj[w].add(y); adj[y].add(w)  # noqa: E702
+    return [(u, v) for u in range(n) for v in adj[u] if u < v]
+
+
 def _join_components(n: int, iu: np.ndarray, keep: np.ndarray, p: np.ndarray, target: int,
                      rng: np.random.Generator) -> np.ndarray:
     """Merge components of a drawn graph until at most ``target`` (a released count) remain: each extra component
@@ -328,6 +366,11 @@ class FittedMeasured(FittedGenerator):
             keep = capped_draw(iu, p, integer_targets(targets, 2 * total, rng), total, rng)
         else:
             keep = _exact_count(rng.random(p.size) < p, p, total, rng)
+        if sampler == "auto" and capped and structured:
+            pos = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(iu[0], iu[1]))}
+            closed = close_triangles(n, [(int(a), int(b)) for a, b in zip(iu[0][keep], iu[1][keep])], t, rng)
+            keep = np.zeros(p.size, dtype=bool)
+            keep[[pos[e] for e in closed]] = True
         keep = _join_components(n, iu, keep, p, components, rng)
         perm = rng.permutation(n)  # node ids carry no meaning (the decoder saw degree ranks)
         e = perm[np.stack([iu[0][keep], iu[1][keep]], axis=1)]
