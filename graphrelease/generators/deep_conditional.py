@@ -18,8 +18,12 @@ Network (the released part, used at sampling time). For a graph with ``n`` nodes
 samples do not). Loss per graph: squared relative errors of the expected degrees :math:`\sum_j P_{ij}` against
 ``d``, of the expected edge count against ``m`` and of the expected triangle count
 :math:`\mathrm{tr}(P^3)/6` (exact for independent edges) against ``T``. Sampling: draw a released statistics row
-with the requested node count, fresh noise, shift ``b`` so the expected edge count is the released one, draw
-independent Bernoulli edges, bring their number to the released count, shuffle node ids.
+with the requested node count, fresh noise, shift ``b`` so the expected edge count is the released one, then follow
+the row's released plan (:func:`graphrelease.generators.deep_measured.sampler_plan`): in a class without a triangle
+excess the pair probabilities are replaced by a constant (G(n, m)-like); in a sub-binomial class the released
+(rounded) edge count is drawn under integer degree caps (:func:`capped_draw`) and, where structured, triangles are
+closed by degree-preserving swaps (:func:`close_triangles`); otherwise independent Bernoulli edges are brought to
+the released count. Components are joined to the released count; node ids are shuffled.
 """
 
 from __future__ import annotations

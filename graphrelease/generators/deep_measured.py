@@ -23,8 +23,10 @@ noise floor, is projected onto non-negative counts summing to the class's (publi
 edge counts are per-class empirical-Bayes posterior means (:func:`deconvolve_counts`); each graph's degree sequence
 has its class's quantile shape, its own mean degree and the within-graph variance (:func:`within_graph_variance`),
 then is shrunk towards its mean so that the spread of the *realised* degrees (expected-degree variance plus the
-Bernoulli variance of independent edges) matches it; triangles clipped to
-``[0, min(C(n, 3), sum_v C(d_v, 2) / 3)]``.
+Bernoulli variance of independent edges) matches it (the unshrunk sequence is kept as the sampler's degree targets);
+triangles clipped to ``[0, min(C(n, 3), sum_v C(d_v, 2) / 3)]``; a per-class sampling plan (:func:`sampler_plan`:
+degree caps for sub-binomial classes, decoder structure only where the released triangles show an excess over
+G(n, m) beyond their noise).
 Why pooled degrees: a per-graph sorted sequence of a 13-node graph under Laplace noise of scale 10 (epsilon 0.2)
 is mostly noise, and its isotonic fit is too spread (noise order statistics); the pooled histogram of a class of
 hundreds of graphs is accurate at any epsilon, while the per-graph edge and triangle counts carry what differs
