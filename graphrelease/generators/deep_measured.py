@@ -269,7 +269,8 @@ def sampler_plan(classes: np.ndarray, ns: np.ndarray, edges: np.ndarray, pooled_
       between part is badly estimated, was capped and lost degree cosine 0.77 -> 0.75);
     * ``structured``: the class's released triangles exceed ``EXCESS_TRIANGLES`` times G(n, m)'s expectation at the
       released edge counts, and the collection's lower bound ``tri_lower`` (:func:`triangle_lower_bound`) exceeds
-      the collection's expectation (evidence of excess beyond the noise). Elsewhere the graphs are drawn G(n, m)-like (uniform pair order): measured true ratios
+      the collection's expectation (evidence of excess beyond the noise). Elsewhere the graphs are drawn G(n,
+      m)-like (uniform pair order): measured true ratios
       are 1.00-1.31 on IMDB-MULTI, whose degree columns the decoder's extra degree spread made worse than G(n, m)'s,
       and 1.8-3.1 on ENZYMES, 1.15-1.52 on IMDB-BINARY, 0 on MUTAG."""
     nf = ns.astype(np.float64)
