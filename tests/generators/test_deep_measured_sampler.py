@@ -1,0 +1,111 @@
+"""The measured mode's collection sampler (issue 16): degree caps, triangle-closing swaps and the per-class plan
+decided from released values. Real data, seeded; the plan is checked on noise-free inputs (what the released values
+estimate) and on one seeded fit per kind of collection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphrelease.audit import motifs
+from graphrelease.audit.mmd import clustering_mmd
+from graphrelease.generators.base import GENERATORS
+from graphrelease.generators.deep_conditional import capped_draw, close_triangles, integer_targets
+from graphrelease.generators.deep_measured import (
+    degree_histograms,
+    gnm_triangles,
+    histogram_variance,
+    sampler_plan,
+    size_classes,
+    triangle_count,
+)
+from graphrelease.graph import Graph
+from graphrelease.io import read_graph
+from graphrelease.privacy.budget import Budget
+
+
+def _coll(data_dir, name):
+    return read_graph(str(data_dir / "collections" / name)).data
+
+
+def test_capped_draw_realises_the_degree_targets(data_dir):
+    """On ENZYMES's own degree sequences, the capped draw has exactly the requested edge count, every degree within
+    its cap, and a within-graph degree variance near the true one, far below what independent edges realise."""
+    rng = np.random.default_rng(0)
+    graphs = [g for g in _coll(data_dir, "ENZYMES")][:80]
+    real_var, capped_var, gnm_var = [], [], []
+    for g in graphs:
+        n, d = g.num_nodes, np.sort(g.degrees()).astype(np.float64)
+        iu = np.stack(np.triu_indices(n, 1))
+        caps = integer_targets(d, 2 * g.num_edges, rng)
+        assert caps.sum() == 2 * g.num_edges and np.all(np.abs(caps - d) < 1.0 + 1e-9)
+        keep = capped_draw(iu, np.full(iu.shape[1], 0.1), caps, g.num_edges, rng)
+        assert keep.sum() == g.num_edges
+        deg = np.bincount(iu[:, keep].ravel(), minlength=n)
+        real_var.append(d.var())
+        capped_var.append(deg.var())
+        gnm = np.bincount(iu[:, rng.choice(iu.shape[1], g.num_edges, replace=False)].ravel(), minlength=n)
+        gnm_var.append(gnm.var())
+    # ENZYMES: true mean within-graph variance ~0.95, G(n, m) ~3; the caps keep it (a shortfall only adds a little)
+    assert np.mean(capped_var) < np.mean(real_var) + 0.5 < np.mean(gnm_var)
+
+
+def test_close_triangles_keeps_degrees_and_reaches_the_target():
+    rng = np.random.default_rng(3)
+    n = 40
+    # a random 4-regular-ish graph from the capped draw (few triangles), then close up to 30 triangles
+    iu = np.stack(np.triu_indices(n, 1))
+    keep = capped_draw(iu, np.ones(iu.shape[1]), np.full(n, 4), 80, rng)
+    edges = [(int(a), int(b)) for a, b in iu[:, keep].T]
+    before, _ = Graph.from_edges(n, np.array(edges, dtype=np.int64))
+    after_edges = close_triangles(n, edges, 30.0, rng)
+    after, _ = Graph.from_edges(n, np.array(after_edges, dtype=np.int64))
+    assert after.num_edges == before.num_edges
+    assert np.array_equal(np.sort(after.degrees()), np.sort(before.degrees()))
+    assert triangle_count(before) < 10 <= 30 <= triangle_count(after) <= 32  # one swap adds at most a few
+
+
+@pytest.mark.parametrize("name,capped,structured", [
+    ("ENZYMES", True, True),       # valence-bounded proteins with many triangles
+    ("MUTAG", True, False),        # molecules without triangles (rings of 5 and 6)
+    ("IMDB-MULTI", False, False),  # ego networks: over-dispersed degrees, triangles at G(n, m)'s level
+])
+def test_sampler_plan_on_noise_free_statistics(data_dir, name, capped, structured):
+    graphs = list(_coll(data_dir, name))
+    ns = np.array([g.num_nodes for g in graphs])
+    classes = size_classes(ns)
+    hist = degree_histograms(graphs, classes).reshape(int(classes.max()) + 1, -1)
+    pooled = np.array([histogram_variance(h, int(ns[classes == c].max())) for c, h in enumerate(hist)])
+    m = np.array([g.num_edges for g in graphs], dtype=np.float64)
+    tri = np.array([triangle_count(g) for g in graphs])
+    cap, struct = sampler_plan(classes, ns, m, pooled, tri, float(tri.sum()))
+    assert cap.all() == capped and (not cap.any()) == (not capped)
+    assert struct.all() == structured and (not struct.any()) == (not structured)
+    assert np.all(gnm_triangles(ns, m) <= ns * (ns - 1) * (ns - 2) / 6.0 + 1e-9)
+
+
+@pytest.mark.slow
+def test_measured_beats_gnm_dp_on_enzymes_degree_and_clustering(data_dir):
+    """Seeded fit at epsilon 1 (the issue's fix): on 100 ENZYMES graphs the measured counterparts have a higher
+    degree cosine and a lower clustering MMD than G(n, m) with a DP per-graph edge count (Laplace 1 / epsilon).
+    Measured before the caps and closing (same protocol, 3 runs): degree cosine 0.773 vs 0.794, clustering MMD 0.588
+    vs 0.609; after, seeded fits 0-2 on all 600 graphs: 0.898-0.901 vs 0.793-0.798 and 0.12-0.21 vs 0.58-0.59."""
+    coll = _coll(data_dir, "ENZYMES")
+    fitted = GENERATORS.get("dpgvae")(mode="measured", seed=1).fit(
+        coll, Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp"))
+    idx = np.sort(np.random.default_rng(0).choice(len(coll), 100, replace=False))
+    orig = [coll[int(i)] for i in idx]
+    rng = np.random.default_rng(2)
+    ours = fitted.sample_rows(idx, rng=rng)
+    gnm = []
+    for g in orig:
+        iu = np.stack(np.triu_indices(g.num_nodes, 1))
+        m = int(np.clip(round(g.num_edges + rng.laplace(0.0, 1.0)), 0, iu.shape[1]))
+        gnm.append(Graph(g.num_nodes, iu[:, np.sort(rng.choice(iu.shape[1], m, replace=False))].T.astype(np.int64)))
+
+    def cos(out):
+        return motifs.mean_pairwise_cosine([motifs.degree_vector(g) for g in orig],
+                                           [motifs.degree_vector(g) for g in out])
+
+    assert cos(ours) > cos(gnm) + 0.05
+    assert clustering_mmd(orig, ours) < clustering_mmd(orig, gnm) - 0.1
