@@ -484,6 +484,8 @@ class DPBTER(GraphGenerator):
         var_m = 1.0 / f["edge_count"] ** 2
         total = (noisy_m / var_m + float(noisy_counts.sum()) / var_cells) / (1.0 / var_m + 1.0 / var_cells)
         block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
+        if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share goes to triangles
+            f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
         tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                 profile=self.clustering_profile)
         csum = (release_clustering_sum(graph, budget, rng, epsilon=f["clustering_sum"], stage="dp_bter")

@@ -201,3 +201,15 @@ def test_an_unreachable_target_costs_at_most_one_closure_per_edge_per_batch():
     keys = np.sort(pair_keys(np.array(edges), n))
     out, tri, s, done = raise_clustering(n, keys, np.full(n, 30.0), 1e6, np.random.default_rng(0))
     assert out.size == keys.size and done <= 3 * keys.size and s <= n
+
+
+def test_the_largest_change_found_is_reached_and_within_the_bound():
+    """Closing the 2-path a - x - b whose ends have degree 1: every local clustering goes 0 -> 1, so the sum moves
+    by 3 (C from the new edge, 1 + 1 booked on the two old edges). The privacy review found no single-edge change
+    larger than this (exhaustive on small graphs, hill-climbing, hub books); the other probes never exceed 2, so this
+    is the case that fails a bound set below 3 (the proved 11/3 is C + 8/3)."""
+    path = _graph(3, np.array([[0, 2], [1, 2]]))
+    triangle = _graph(3, np.array([[0, 2], [1, 2], [0, 1]]))
+    change = capped_clustering_sum(3, triangle.edges) - capped_clustering_sum(3, path.edges)
+    assert change == pytest.approx(3.0)
+    assert change <= clustering_sensitivity(CLUSTERING_CAP)
