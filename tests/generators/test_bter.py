@@ -13,6 +13,7 @@ from graphrelease.audit.statistics import triangle_count
 from graphrelease.errors import OptionError
 from graphrelease.generators import GENERATORS
 from graphrelease.generators.affinity import (
+    keys_to_edges,
     affinity_groups,
     csr_from_keys,
     merge_components,
@@ -174,6 +175,24 @@ def test_merge_components_keeps_edge_count():
     assert sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0] == 3
 
 
+
+
+def test_merge_components_never_isolates_a_node_it_takes_edges_from():
+    """Many joins against a giant component of degree-2 nodes (a bare cycle of 60): each join deletes one giant edge,
+    and choosing them all at once let a degree-2 node lose both (Slashdot at epsilon 1: 98 nodes isolated by ~12,000
+    joins, 172 components left for a released 17). The walk keeps running degrees, so every node keeps an edge."""
+    import scipy.sparse as sp
+
+    n = 100
+    cyc = np.stack([np.arange(60), (np.arange(60) + 1) % 60], 1)
+    keys = np.unique(pair_keys(cyc, n))
+    weights = np.ones(n)  # 40 isolated nodes of released degree 1 to join
+    for seed in range(5):
+        out = merge_components(n, keys, 1.0, weights, np.random.default_rng(seed))
+        deg = np.bincount(keys_to_edges(out, n).ravel(), minlength=n)
+        assert out.size == keys.size
+        assert deg[:60].min() >= 1, seed  # no cycle node lost both of its edges
+        assert sp.csgraph.connected_components(csr_from_keys(n, out), directed=False)[0] < 41
 
 def test_merge_components_joins_the_largest_other_components_first():
     import scipy.sparse as sp
