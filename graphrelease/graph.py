@@ -78,9 +78,10 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
+def sorted_unique(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values. numpy 2.4's ``np.unique`` takes a hash-based path that is ~50x slower than a sort
-    on a million int64 keys, so sort and keep the first of each run."""
+    on a million int64 keys, so sort and keep the first of each run. The generators' samplers use it for their
+    sorted pair keys too."""
     ordered = np.sort(values)
     if ordered.size == 0:
         return ordered
@@ -113,11 +114,11 @@ def canonical_edges(num_nodes: int, raw_edges: np.ndarray) -> tuple[np.ndarray, 
     hi = np.maximum(pairs[:, 0], pairs[:, 1])
     # One int64 key per pair makes np.unique a single sort; num_nodes**2 fits in int64 up to ~3e9 nodes.
     keys = lo * np.int64(num_nodes) + hi
-    unique_keys = _sorted_unique(keys)
+    unique_keys = sorted_unique(keys)
     n_repeat = int(keys.size - unique_keys.size)
     # Distinguish a reverse copy (v,u) of an existing (u,v) from an exact duplicate row.
     directed_keys = pairs[:, 0] * np.int64(num_nodes) + pairs[:, 1]
-    n_distinct_directed = int(_sorted_unique(directed_keys).size)
+    n_distinct_directed = int(sorted_unique(directed_keys).size)
     exact_duplicates = int(keys.size - n_distinct_directed)
     reverse_merged = n_repeat - exact_duplicates
     edges = np.stack([unique_keys // num_nodes, unique_keys % num_nodes], axis=1) if unique_keys.size else np.zeros(

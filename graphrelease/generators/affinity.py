@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphrelease.generators.classical_common import degree_oriented, in_sorted, keys_to_edges, pair_keys
-from graphrelease.generators.local_clustering import sorted_unique
+from graphrelease.graph import sorted_unique
 
 
 def csr_from_keys(n: int, keys: np.ndarray) -> sp.csr_matrix:

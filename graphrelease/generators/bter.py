@@ -87,12 +87,7 @@ from graphrelease.generators.affinity import (
     trim_to_degrees,
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
-from graphrelease.generators.local_clustering import (
-    measure_clustering,
-    raise_clustering,
-    release_clustering_sum,
-    sorted_unique,
-)
+from graphrelease.generators.local_clustering import measure_clustering, raise_clustering, release_clustering_sum
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
@@ -105,7 +100,7 @@ from graphrelease.generators.dp_stats import (
     release_triangles,
     triangle_incidences,
 )
-from graphrelease.graph import Graph
+from graphrelease.graph import Graph, sorted_unique
 from graphrelease.privacy.ledger import LedgerEntry
 
 PROOF = "docs/privacy.md#dp-bter"
@@ -451,7 +446,7 @@ class DPBTER(GraphGenerator):
                 mode = "degree_ordered_sweeps"
                 labels = degree_ordered_partition(graph, deg.values, budget, rng,
                                                   epsilon_down=DOWN_SHARE * f["partition"],
-                                                  epsilon_up=max(1.0 - DOWN_SHARE, 0.0) * f["partition"],
+                                                  epsilon_up=(1.0 - DOWN_SHARE) * f["partition"],
                                                   stage="dp_bter.partition", proof=PARTITION_PROOF,
                                                   selection=self.partition_selection)
             else:

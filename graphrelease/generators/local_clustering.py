@@ -33,6 +33,7 @@ from graphrelease.generators.classical_common import (
     keys_to_edges,
     pair_keys,
 )
+from graphrelease.graph import sorted_unique
 
 PROOF = "docs/privacy.md#local-clustering-sum"
 #: Per-edge cap of the apex sums. Measured on seven graphs (scratch): C = 1 keeps 0.80 (Slashdot) to 0.99 (Facebook)
@@ -73,22 +74,22 @@ def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return a[edge], idx[edge], ec[hit], d, keys
 
 
-def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per edge (sorted oriented keys): :math:`\sum_x 1/\binom{d_x}{2}` over the apexes ``x`` of its triangles, and
-    the keys. An edge is in a triangle iff its sum is positive (an apex has degree >= 2)."""
+def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per edge (sorted oriented keys): :math:`\sum_x 1/\binom{d_x}{2}` over the apexes ``x`` of its triangles, the
+    keys, and the triangle count. An edge is in a triangle iff its sum is positive (an apex has degree >= 2)."""
     a, b, c, d, keys = list_triangles(n, edges)
     w = np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 1), 0.0)
     s = np.zeros(keys.size)
     for x, y, apex in ((a, c, b), (a, b, c), (b, c, a)):
         np.add.at(s, np.searchsorted(keys, x * n + y), w[apex])
-    return s, keys
+    return s, keys, int(a.size)
 
 
 def capped_clustering_sum(n: int, edges: np.ndarray, cap: float = CLUSTERING_CAP) -> float:
     """:math:`S_C` (module docstring); with ``cap = inf`` it is ``n`` times the average clustering."""
     if np.asarray(edges).size < 6:
         return 0.0
-    s, _ = edge_apex_sums(n, edges)
+    s, _, _ = edge_apex_sums(n, edges)
     return float(np.minimum(s, float(cap)).sum())
 
 
@@ -109,21 +110,9 @@ def measure_clustering(n: int, keys: np.ndarray, cap: float = CLUSTERING_CAP) ->
     keys = np.asarray(keys, dtype=np.int64)
     if keys.size < 3:
         return 0.0, 0.0, np.zeros(0, dtype=np.int64)
-    a, b, c, d, okeys = list_triangles(n, keys_to_edges(keys, n))
-    w = np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 1), 0.0)
-    s = np.zeros(okeys.size)
-    for x, y, apex in ((a, c, b), (a, b, c), (b, c, a)):
-        np.add.at(s, np.searchsorted(okeys, x * n + y), w[apex])
+    s, okeys, triangles = edge_apex_sums(n, keys_to_edges(keys, n))
     in_tri = np.sort(pair_keys(keys_to_edges(okeys[s > 0], n), n))
-    return float(a.size), float(np.minimum(s, float(cap)).sum()), in_tri
-
-
-def sorted_unique(x: np.ndarray) -> np.ndarray:
-    """``np.unique`` of int64 keys by sort (numpy's hashing ``unique`` is about 15x slower on 10^6 keys)."""
-    x = np.sort(np.asarray(x, dtype=np.int64))
-    if x.size < 2:
-        return x
-    return x[np.concatenate([[True], x[1:] != x[:-1]])]
+    return float(triangles), float(np.minimum(s, float(cap)).sum()), in_tri
 
 
 def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng: np.random.Generator,
