@@ -27,7 +27,7 @@ graph that matches them. Releases (basic sequential composition; default shares 
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
    (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
 5. Clustering sum [0.05]: the capped sum of local clustering
-   (:mod:`graphrelease.generators.local_clustering`, sensitivity :math:`C + 8/3`), which says whether the triangles
+   (:mod:`graphrelease.generators.local_clustering`, sensitivity :math:`C + 2`), which says whether the triangles
    sit at low-degree nodes or among hubs.
 6. Components [0.03]: the number of connected components, sensitivity 1.
 

@@ -10,7 +10,7 @@ meets the triangle count and misses the average clustering by 65%.
   1/\binom{d_x}{2}\big)`: the sum of all local clusterings (``n`` times the average clustering, zeros for degree
   < 2), each triangle's share at its apex ``x`` booked on the opposite edge ``{u, w}``, and each edge's total capped
   at ``C``. Without the cap one added edge between two hubs with many common degree-2 neighbours would move the sum by
-  up to ``n``; with it, by at most :math:`C + 8/3` (proof in ``docs/privacy.md#local-clustering-sum``).
+  up to ``n``; with it, by at most :math:`C + 2` (proof in ``docs/privacy.md#local-clustering-sum``).
 * :func:`release_clustering_sum` — Laplace mechanism on :math:`S_C`, one ledger entry.
 * :func:`close_wedges` — TriCycLe-style triadic closure (Jorgensen, Yu & Cormode, SIGMOD 2016): a uniformly random
   node of degree >= 2 picks two random neighbours and connects them; as many edges in no triangle are deleted, so the
@@ -42,10 +42,10 @@ CLUSTERING_CAP = 1.0
 
 
 def clustering_sensitivity(cap: float) -> float:
-    """L1 sensitivity of :math:`S_C` under edge adjacency: ``C`` for the new (or removed) edge's own capped sum, and
-    at most 4/3 at each endpoint (its old triangles' weights fall by a factor ``(d-1)/(d+1)``, its new ones weigh at
-    most ``2/(d+1)``)."""
-    return float(cap) + 8.0 / 3.0
+    """L1 sensitivity of :math:`S_C` under edge adjacency: ``C + 2``, attained. The sum rises by at most ``C`` on the
+    new edge plus ``2/(d+1) <= 1`` at each endpoint (its new triangles' shares), and falls by at most ``2/(d+1) <=
+    2/3`` at each endpoint (its old triangles' weights); rises and falls sit on disjoint edges, so they never add."""
+    return float(cap) + 2.0
 
 
 def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
     ("edge", "dp_bter.block_counts"): 1.0,
     ("edge", "dp_bter.edge_count"): 1.0,
     ("edge", "dp_bter.components"): 1.0,
-    ("edge", "dp_bter.clustering_sum"): 1.0 + 8.0 / 3.0,  # per-edge cap C = 1: C + 8/3
+    ("edge", "dp_bter.clustering_sum"): 1.0 + 2.0,  # per-edge cap C = 1: C + 2
     ("edge", "dp_bter.partition_select"): 4.0,
     ("edge", "dp_bter.partition_down"): 1.0,
     ("edge", "dp_bter.partition_up"): 1.0,
@@ -159,7 +159,9 @@ def _entry_problems(entry, adjacency_kind: str) -> list[str]:
                 problems.append(f"{entry.stage}: Laplace epsilon {p['epsilon']} != sensitivity {entry.sensitivity} / "
                                 f"scale {p['scale']} = {implied:.6g}")
     proved = declared_sensitivity(adjacency_kind, entry.stage)
-    if proved is not None and abs(float(entry.sensitivity) - proved) > 1e-12:
+    # Stating more than the proof needs only overstates epsilon (the entry's epsilon is its sensitivity / scale):
+    # still true, and a bundle released before a sharper proof (dp_bter.clustering_sum: 11/3 -> 3) keeps verifying.
+    if proved is not None and float(entry.sensitivity) < proved * (1 - 1e-12):
         problems.append(f"{entry.stage}: stated sensitivity {entry.sensitivity} but its proof establishes {proved}")
     multiple = CAP_MULTIPLE_SENSITIVITY.get((str(adjacency_kind), str(entry.stage)))
     if multiple is not None:

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from graphrelease.generators.bter import DEFAULT_FRACTIONS, DPBTER
-from graphrelease.generators.classical_common import pair_keys
+from graphrelease.generators.classical_common import charge_laplace, pair_keys
 from graphrelease.generators.local_clustering import (
     CLUSTERING_CAP,
+    PROOF,
     capped_clustering_sum,
     close_wedges,
     clustering_sensitivity,
@@ -20,7 +21,7 @@ from graphrelease.generators.local_clustering import (
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
-from graphrelease.privacy.sensitivities import declared_sensitivity
+from graphrelease.privacy.sensitivities import declared_sensitivity, entry_problems
 from graphrelease.testing.probes import Neighbour, assert_within, edge_neighbours, probe_sensitivity
 from tests.generators.classical_helpers import load_npz_graph, small_subgraph
 
@@ -75,7 +76,7 @@ def test_clustering_sum_probe(cora, cap):
 @pytest.mark.parametrize("k", [5, 60])
 def test_cap_bounds_the_spine_of_a_book_of_degree_two_pages(k):
     # Two hubs with k common degree-2 neighbours: adding the spine lifts every page's clustering from 0 to 1, so the
-    # uncapped sum moves by about k; the capped one by at most C + 8/3.
+    # uncapped sum moves by about k; the capped one by at most C + 2.
     pages = np.arange(2, k + 2)
     edges = np.concatenate([np.stack([np.zeros(k, int), pages], 1), np.stack([np.ones(k, int), pages], 1)])
     g, h = _graph(k + 2, edges), _graph(k + 2, np.vstack([edges, [[0, 1]]]))
@@ -203,13 +204,37 @@ def test_an_unreachable_target_costs_at_most_one_closure_per_edge_per_batch():
     assert out.size == keys.size and done <= 3 * keys.size and s <= n
 
 
-def test_the_largest_change_found_is_reached_and_within_the_bound():
+def test_the_bound_is_attained_so_no_smaller_sensitivity_passes():
     """Closing the 2-path a - x - b whose ends have degree 1: every local clustering goes 0 -> 1, so the sum moves
-    by 3 (C from the new edge, 1 + 1 booked on the two old edges). The privacy review found no single-edge change
-    larger than this (exhaustive on small graphs, hill-climbing, hub books); the other probes never exceed 2, so this
-    is the case that fails a bound set below 3 (the proved 11/3 is C + 8/3)."""
+    by 3 min(C, 1) (each of the three edges' totals goes 0 -> 1): at the shipped C = 1 that is C + 2, the proved
+    bound, exactly. A sensitivity below it (the probes elsewhere never exceed 2) fails here."""
     path = _graph(3, np.array([[0, 2], [1, 2]]))
     triangle = _graph(3, np.array([[0, 2], [1, 2], [0, 1]]))
-    change = capped_clustering_sum(3, triangle.edges) - capped_clustering_sum(3, path.edges)
-    assert change == pytest.approx(3.0)
-    assert change <= clustering_sensitivity(CLUSTERING_CAP)
+    for cap in (0.5, CLUSTERING_CAP, 3.0):
+        change = capped_clustering_sum(3, triangle.edges, cap) - capped_clustering_sum(3, path.edges, cap)
+        assert change == pytest.approx(3.0 * min(cap, 1.0))
+        assert change <= clustering_sensitivity(cap) * (1 + 1e-12)
+    assert clustering_sensitivity(CLUSTERING_CAP) == pytest.approx(3.0)
+
+
+def test_the_fall_is_at_most_four_thirds():
+    """The other side of the proof: adding an edge between two degree-2 nodes whose neighbourhoods are closed
+    triangles (each with one old triangle, weight 1 -> 1/3) and which share no neighbour lowers the sum by 2/3 at
+    each endpoint, 4/3 in all (the new edge closes nothing), so the falls never reach the rises' C + 2."""
+    edges = np.array([[0, 1], [0, 2], [1, 2], [3, 4], [3, 5], [4, 5]])
+    before = capped_clustering_sum(6, edges)
+    after = capped_clustering_sum(6, np.vstack([edges, [[0, 3]]]))
+    assert before - after == pytest.approx(4.0 / 3.0)
+
+
+def test_an_entry_released_under_the_earlier_bound_still_verifies():
+    """Bundles released with the first proof's C + 8/3 overstate epsilon at their scale; the verifier accepts an
+    overstatement and refuses an understatement."""
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    charge_laplace(budget, np.random.default_rng(0), 10.0, epsilon=0.05, sensitivity=1.0 + 8.0 / 3.0,
+                   stage="dp_bter.clustering_sum", proof=PROOF)
+    charge_laplace(budget, np.random.default_rng(0), 10.0, epsilon=0.05, sensitivity=2.9,
+                   stage="dp_bter.clustering_sum", proof=PROOF)
+    old, under = budget.ledger.entries
+    assert entry_problems(old, "edge") == []
+    assert any("proof establishes" in p for p in entry_problems(under, "edge"))
