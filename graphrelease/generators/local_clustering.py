@@ -42,9 +42,10 @@ CLUSTERING_CAP = 1.0
 
 
 def clustering_sensitivity(cap: float) -> float:
-    """L1 sensitivity of :math:`S_C` under edge adjacency: ``C + 2`` (attained at ``C = 1``). The sum rises by at most ``C`` on the
-    new edge plus ``2/(d+1) <= 1`` at each endpoint (its new triangles' shares), and falls by at most ``2/(d+1) <=
-    2/3`` at each endpoint (its old triangles' weights); rises and falls sit on disjoint edges, so they never add."""
+    """L1 sensitivity of :math:`S_C` under edge adjacency: ``C + 2`` (attained at ``C = 1``). The sum rises by at
+    most ``C`` on the new edge plus ``2/(d+1) <= 1`` at each endpoint (its new triangles' shares), and falls by at
+    most ``2/(d+1) <= 2/3`` at each endpoint (its old triangles' weights); a capped term never moves against its
+    total, so rises and falls never add."""
     return float(cap) + 2.0
 
 
