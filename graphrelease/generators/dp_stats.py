@@ -227,10 +227,10 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
               \tilde d = d + \mathrm{Lap}(2/\varepsilon_r)^{\otimes n}
 
     Node ``i`` receives the isotonic :math:`\tilde S` value of its rank in :math:`\tilde d` (post-processing). With
-    ``dither`` (default) the values above the low end spliced from the cumulative counts are first spread: by a
-    multiple of their plateaus' standard errors (:func:`dither_plateaus`) if ``dither_multiple`` is given, else by
-    the dither or running mean (:func:`smooth_sorted`) that :func:`choose_spread`'s parametric bootstrap on the
-    released values picks. Both are post-processing with public randomness.
+    ``dither`` (default) the values above the low end spliced from the cumulative counts are first spread by a
+    multiple of their plateaus' standard errors (:func:`dither_plateaus`); the multiple is ``dither_multiple`` if
+    given, else chosen by :func:`dither_scale`'s parametric bootstrap on the released values. Both are
+    post-processing with public randomness.
     """
     n = graph.num_nodes
     deg = graph.degrees().astype(np.float64)
@@ -261,12 +261,11 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
         # degrees with 1-3, Facebook at epsilon 1, where the input has 80-100 at each); spreading every value by its
         # own standard error turns the point estimate into a draw of the degrees the release cannot tell apart.
         noise_sd = np.sqrt(2.0) * DEGREE_SENSITIVITY / epsilon_sorted
-        # How to spread (dither multiple or running-mean window) is chosen on the release's own values (parametric
-        # bootstrap, post-processing); its randomness comes from a spawned generator so the draws after it are
-        # those of a fixed choice.
-        spread = choose_spread(sorted_vals, fit, ~spliced, noise_sd, rng.spawn(1)[0]) if dither_multiple is None \
-            else ("dither", float(dither_multiple))
-        sorted_vals = np.clip(apply_spread(spread, sorted_vals, fit, ~spliced, noise_sd, rng), 0.0, n - 1)
+        # How far to spread is chosen on the release's own values (parametric bootstrap, post-processing); its
+        # randomness comes from a spawned generator so the draws after it are those of a fixed-scale dither.
+        scale = dither_scale(sorted_vals, fit, ~spliced, noise_sd, rng.spawn(1)[0]) if dither_multiple is None \
+            else float(dither_multiple)
+        sorted_vals = dither_plateaus(sorted_vals, fit, ~spliced, scale * noise_sd, rng)
     # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
     order = np.lexsort((rng.random(n), noisy_node))
     values = np.empty(n)
@@ -326,7 +325,7 @@ def dither_plateaus(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise
                     rng: np.random.Generator, normals: np.ndarray | None = None) -> np.ndarray:
     """Post-processing of released values (public randomness, no privacy cost): every sorted value with ``free`` set
     moves by a Gaussian of its isotonic plateau's standard error, ``noise_sd / sqrt(plateau length)`` (``noise_sd`` is
-    scaled by :func:`choose_spread`'s multiple in :func:`release_degrees`; ``normals``, if given, are the standard
+    scaled by :func:`dither_scale`'s multiple in :func:`release_degrees`; ``normals``, if given, are the standard
     normal draws to use, one per value, so several scales can be compared on the same draws; ``fit`` is the
     isotonic fit whose flat runs are the plateaus), kept at or above the largest value not free (the low end the
     cumulative counts fixed) and below ``n - 1``; the sequence is sorted again.
@@ -349,91 +348,49 @@ def dither_plateaus(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise
     return np.sort(v)
 
 
-#: Spreads of the free released values :func:`choose_spread` chooses from: ``("dither", m)`` is
-#: :func:`dither_plateaus` at ``m`` plateau standard errors, ``("smooth", c)`` is :func:`smooth_sorted` over a window
-#: of ``c`` times the per-entry noise variance. ``SPREAD_REPLICATES`` bootstrap releases score them.
-SPREADS = (("dither", 1.0), ("dither", 1.5), ("dither", 2.0), ("dither", 3.0),
-           ("smooth", 2.0), ("smooth", 4.0), ("smooth", 8.0))
-SPREAD_REPLICATES = 6
+#: Multiples of the plateau standard error :func:`dither_scale` chooses from, and its bootstrap replicates.
+DITHER_SCALES = (1.0, 1.5, 2.0, 3.0)
+DITHER_REPLICATES = 6
+def dither_scale(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd: float, rng: np.random.Generator,
+                 scales: tuple[float, ...] = DITHER_SCALES, replicates: int = DITHER_REPLICATES) -> float:
+    """Post-processing: the multiple of the plateau standard error that :func:`dither_plateaus` should spread by,
+    chosen by a parametric bootstrap on the release's own values (no private data, public randomness).
 
+    The plateau standard error is the error of a plateau's *level*, but the histogram's error comes from the slope
+    between levels: adjacent plateaus' independent level errors make the count per degree swing by a factor of two
+    or three over runs of several degrees (Facebook at epsilon 1: 136-147 nodes at degrees 5-7, 34-55 at 14-16,
+    where the input has 80-100 at each), and spreading by the level error alone leaves those lumps. How much more
+    spreading pays depends on the graph (where the steps between degrees are narrow compared with the noise, as on
+    Facebook's long low end, more; where the released values are exact counts, as on Cora's spliced low end, none).
+    So the scale is measured on a stand-in: the released sequence, dithered at the level error and rounded, is
+    taken as the truth; ``replicates`` fresh Laplace releases of it go through the same isotonic fit and
+    interpolation (the ``free`` complement kept as given, as the splice does); each is dithered at every candidate
+    multiple with the same normal draws, and the multiple with the smallest summed degree-histogram KL (the
+    project's metric, :func:`graphrelease.audit.compare.degree_histogram_kl`) is returned. Cost: ``replicates``
+    isotonic fits of ``n`` values.
 
-def smooth_sorted(values: np.ndarray, free: np.ndarray, noise_sd: float, multiple: float) -> np.ndarray:
-    """Post-processing: the free suffix of a sorted released sequence replaced by its running mean over
-    ``multiple * noise_sd**2`` ranks (shrunk symmetrically at the suffix's ends, so the largest value, a hub measured
-    by one entry, is kept), made non-decreasing again.
-
-    Why: the histogram per exact degree is the derivative of the sorted sequence, and an isotonic fit's plateau
-    levels err independently, so the count per degree between them swings 2-3x (Facebook at epsilon 1). A window of
-    ``w`` entries pins the local level to ``noise_sd / sqrt(w)``: at ``w = c * noise_sd**2`` that is below one degree
-    for ``c >= 1``, so the slope (nodes per degree) comes out smooth where the sequence rises slowly, which is where
-    most nodes are. Where it rises fast (hubs) the window shrinks with the distance to the end. A running mean of a
-    non-decreasing sequence with a fixed window is non-decreasing; the shrinking ends may not be, hence the
-    running maximum.
-    """
-    v = np.asarray(values, dtype=np.float64).copy()
-    lo = int(np.argmax(free)) if np.any(free) else v.size
-    tail = v[lo:]
-    m = tail.size
-    if m < 3:
-        return v
-    half = max(int(round(multiple * noise_sd ** 2)) // 2, 0)
-    i = np.arange(m)
-    h = np.minimum(half, np.minimum(i, m - 1 - i))
-    cs = np.concatenate([[0.0], np.cumsum(tail)])
-    v[lo:] = (cs[i + h + 1] - cs[i - h]) / (2 * h + 1)
-    return np.maximum.accumulate(v)
-
-
-def apply_spread(spread: tuple[str, float], values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd: float,
-                 rng: np.random.Generator, normals: np.ndarray | None = None) -> np.ndarray:
-    """One of :data:`SPREADS` applied to released sorted values (post-processing, public randomness)."""
-    kind, multiple = spread
-    if kind == "dither":
-        return dither_plateaus(values, fit, free, multiple * noise_sd, rng, normals=normals)
-    if kind == "smooth":
-        return smooth_sorted(values, free, noise_sd, multiple)
-    raise OptionError(f"unknown spread {kind!r}; expected 'dither' or 'smooth'")
-
-
-def choose_spread(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd: float, rng: np.random.Generator,
-                  spreads: tuple[tuple[str, float], ...] = SPREADS,
-                  replicates: int = SPREAD_REPLICATES) -> tuple[str, float]:
-    """Post-processing: which of ``spreads`` to apply to the released sorted values, chosen by a parametric
-    bootstrap on the release's own values (no private data, public randomness).
-
-    The isotonic fit's plateau levels err independently, so the count per degree between them swings by a factor
-    of two or three over runs of degrees (Facebook at epsilon 1: 136-147 nodes at degrees 5-7, 34-55 at 14-16,
-    where the input has 80-100 at each). Dithering by the level error spreads the lumps; a running mean over
-    many entries (:func:`smooth_sorted`) removes them where the sequence rises slowly. Which pays depends on the
-    graph (a long slowly rising bulk, as Facebook's, wants the mean; exact low counts spliced from the cumulative
-    release, with a short free part above them, as Cora's at epsilon 1, want the dither), so it is measured on a
-    stand-in: the released sequence, dithered at the level error and rounded, is taken as the truth;
-    ``replicates`` fresh Laplace releases of it go through the same isotonic fit and interpolation (the ``free``
-    complement kept as given, as the splice does); each candidate is applied with the same normal draws, and the
-    one with the smallest summed degree-histogram KL (the project's metric,
-    :func:`graphrelease.audit.compare.degree_histogram_kl`) is returned. Cost: ``replicates`` isotonic fits of
-    ``n`` values.
-
-    Measured (dp_bter's shares, 12 seeded releases, median released-histogram KL, dither-only bootstrap -> this
-    one, epsilon 1 / 4): Facebook 0.143 -> 0.078 / 0.098 -> 0.081, Cora 0.070 -> 0.070 / 0.035 -> 0.033,
-    Chameleon 0.403 -> 0.333 / 0.275 -> 0.224, PubMed 0.015 -> 0.015 / 0.007 -> 0.006 (reports/deep_generators.md,
-    "One graph").
+    Measured (dp_bter's epsilon-1 / 4 shares, 12 seeded releases, permuted ids, median released-histogram KL at
+    multiple 1 -> chosen): Facebook 0.178 -> 0.137 / 0.119 -> 0.095, Cora 0.093 -> 0.081 / 0.040 -> 0.045, LastFM
+    0.049 -> 0.045 / 0.029 -> 0.029, Chameleon 0.449 -> 0.400 / 0.270 -> 0.297, Cora-ML 0.084 -> 0.088 / 0.047 ->
+    0.046: a gain at epsilon 1, mixed at 4 (the stand-in truth is smoother than a real sequence, so the bootstrap
+    leans to larger multiples). On sampled dp_bter graphs (6 paired seeds) the sampler spreads degrees itself:
+    Facebook epsilon 1 0.139 -> 0.126, every other graph and epsilon within run-to-run spread (reports/
+    deep_generators.md, "One graph").
     """
     n = int(np.asarray(fit).size)
     if n < 3 or not np.any(free):
-        return spreads[0]
+        return float(scales[0])
     truth = np.rint(dither_plateaus(values, fit, free, noise_sd, rng)).astype(np.int64)
     scale = noise_sd / np.sqrt(2.0)  # Laplace scale of the sorted sequence's noise
-    loss = np.zeros(len(spreads))
+    loss = np.zeros(len(scales))
     for _ in range(int(replicates)):
         f2 = isotonic_increasing(truth + rng.laplace(0.0, scale, n))
         v2 = np.clip(interpolate_plateaus(f2), 0.0, n - 1)
         v2[~free] = truth[~free]
         z = rng.standard_normal(n)
-        for i, spread in enumerate(spreads):
-            loss[i] += degree_histogram_kl(truth, np.rint(apply_spread(spread, v2, f2, free, noise_sd, rng,
-                                                                       normals=z)))
-    return spreads[int(np.argmin(loss))]
+        for i, c in enumerate(scales):
+            loss[i] += degree_histogram_kl(truth, np.rint(dither_plateaus(v2, f2, free, c * noise_sd, rng, normals=z)))
+    return float(scales[int(np.argmin(loss))])
 
 
 def interpolate_plateaus(y: np.ndarray) -> np.ndarray:
