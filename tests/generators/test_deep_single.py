@@ -132,3 +132,30 @@ def test_slashdot_fit_under_2_cpu_minutes(data_dir, method):
     check_budget_spent_exactly(budget, 1.0)
     assert cpu < 120.0, cpu
     assert abs(g.num_edges - graph.num_edges) <= 0.02 * graph.num_edges
+
+
+@pytest.mark.slow
+def test_more_epsilon_is_not_worse_on_facebook(data_dir):
+    """Seeded (4 fits per epsilon, same seeds; ~160 s on the shared machine), Facebook with shuffled ids: issue 16 found the default deep
+    mode's triangle error higher at epsilon 4 than at 1 in 3 unseeded runs each (0.024-0.040 against 0.006-0.025).
+    Over 10 seeded dp_bter fits per epsilon (the mode samples dp_bter skeletons) the medians were 0.012 -> 0.014,
+    Mann-Whitney p = 0.37 for "worse at 4" (reports/deep_generators.md): spread, not budget. Guards the medians of
+    the triangle, global and average clustering relative errors and the degree KL: at epsilon 4 no worse than at 1
+    beyond 0.02 (0.03 for the average clustering, whose runs spread 0.005-0.08 at epsilon 1)."""
+    from graphrelease.audit.compare import compare_graphs
+    from graphrelease.io import read_graph
+
+    fb = read_graph(data_dir / "raw" / "facebook_combined.txt.gz").data
+    perm = np.random.default_rng(11).permutation(fb.num_nodes)
+    fb, _ = Graph.from_edges(fb.num_nodes, perm[fb.edges], name="facebook")
+    keys = ("rel_err_triangle_count", "rel_err_global_clustering", "rel_err_avg_clustering", "degree_kl")
+    errors = {}
+    for eps in (1.0, 4.0):
+        rows = []
+        for seed in range(4):
+            fitted = GENERATORS.get("dpgvae")(steps=20, seed=seed).fit(
+                fb, Budget(epsilon=eps, delta=1e-6, adjacency="edge"))
+            res = compare_graphs(fb, fitted.sample(1, rng=np.random.default_rng(seed))[0])
+            rows.append([float(res[k]) for k in keys])
+        errors[eps] = np.median(np.array(rows), axis=0)
+    assert np.all(errors[4.0] <= errors[1.0] + np.array([0.02, 0.02, 0.03, 0.02])), errors
