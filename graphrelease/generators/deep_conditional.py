@@ -275,6 +275,105 @@ def close_triangles(n: int, edges: list[tuple[int, int]], target: float, rng: np
     return [(u, v) for u in range(n) for v in adj[u] if u < v]
 
 
+#: Compositions tried per graph by :func:`clique_sizes`, and the Dirichlet concentrations (spread of sizes) of the
+#: proposals made without degrees
+CLIQUE_TRIALS = 400
+CLIQUE_SPREADS = (0.3, 1.0, 3.0, 30.0)
+#: Weight of the triangle term against the edge term in :func:`clique_sizes`. Why low: a graph's released triangle
+#: count carries Laplace noise of scale (n - 2) / epsilon_t (~85 triangles on a 20-node graph at epsilon 1), its
+#: edge count ~2.5 (IMDB-BINARY, seeded fit at epsilon 1: weight 1 gave clustering MMD 0.07-0.09, weight 0.1 0.008)
+TRI_WEIGHT = 0.1
+
+
+def degree_composition(degrees: np.ndarray, nodes: int, rng: np.random.Generator) -> np.ndarray:
+    """Clique sizes read off released degrees: in a hub plus disjoint cliques, a non-hub node of a clique of ``c``
+    nodes has degree ``c``; walking the (randomly rounded, randomly ordered) degrees, each clique of size ``d``
+    consumes ``d`` of them."""
+    d = np.clip(np.floor(degrees + rng.random(degrees.size)).astype(np.int64), 1, nodes)
+    d = d[rng.permutation(d.size)]
+    out, pos, left = [], 0, nodes
+    while left > 0:
+        c = int(min(d[pos % d.size], left))
+        out.append(c)
+        pos, left = pos + c, left - c
+    return np.array(out, dtype=np.int64)
+
+
+def dirichlet_composition(nodes: int, low: int, rng: np.random.Generator) -> np.ndarray:
+    """A random composition of ``nodes`` into parts of at least ``low``: a part count, then a Dirichlet split."""
+    k = int(rng.integers(1, nodes // low + 1))
+    w = rng.dirichlet(np.full(k, CLIQUE_SPREADS[int(rng.integers(len(CLIQUE_SPREADS)))]))
+    c = low + np.floor(w * (nodes - k * low) + rng.random(k)).astype(np.int64)
+    gap = nodes - int(c.sum())  # the randomised floors miss the total by a few: move single nodes
+    while gap != 0:
+        j = int(rng.integers(k))
+        if gap > 0 or c[j] > low:
+            c[j] += 1 if gap > 0 else -1
+            gap += -1 if gap > 0 else 1
+    return c
+
+
+def clique_sizes(nodes: int, edges: float, triangles: float, rng: np.random.Generator,
+                 degrees: np.ndarray | None = None, smallest: int = 1) -> np.ndarray:
+    """Sizes (at least ``smallest`` where ``nodes`` allows) of disjoint cliques covering ``nodes`` nodes: of
+    ``CLIQUE_TRIALS`` proposals (:func:`degree_composition` of the released ``degrees`` when given, else
+    :func:`dirichlet_composition`), the one whose edge count ``sum C(c, 2)`` and triangle count ``sum C(c, 3)`` best
+    match the targets (relative squared errors, the edge term 4x, the triangle term ``TRI_WEIGHT``).
+    Why proposals from the degrees: the class's released degree histogram is accurate where one graph's triangle
+    count is not, and it says which cast sizes occur (IMDB: non-hub degrees 1-2 are 0.2% of nodes); the edge count
+    then picks among them. Why several sizes: one size cannot put a 12-node IMDB ego network's casts of 4 and 7."""
+    low = max(1, min(int(smallest), nodes))
+    best, best_err = np.full(nodes // low, low, dtype=np.int64), math.inf
+    best[-1] += nodes - int(best.sum())
+    for _ in range(CLIQUE_TRIALS):
+        if degrees is not None and degrees.size:
+            c = degree_composition(np.maximum(degrees, low), nodes, rng)
+        else:
+            c = dirichlet_composition(nodes, low, rng)
+        e = float(np.sum(c * (c - 1))) / 2.0
+        t = float(np.sum(c * (c - 1) * (c - 2))) / 6.0
+        err = (4.0 * ((e - edges) / (edges + 1.0)) ** 2
+               + TRI_WEIGHT * ((t - triangles) / (triangles + edges + 1.0)) ** 2)
+        if err < best_err:
+            best, best_err = c, err
+    return best
+
+
+def ego_draw(n: int, m: float, t: float, rng: np.random.Generator, degrees: np.ndarray | None = None
+             ) -> np.ndarray | None:
+    """Edge indicator over ``triu_indices(n, 1)`` of an ego network with exactly ``round(m)`` edges: node 0 (the hub)
+    linked to all others, the others split into disjoint cliques (:func:`clique_sizes`) sized to the ``m - (n - 1)``
+    edges and ``t - (m - (n - 1))`` triangles left after the hub's (sizes at least the smallest of the released
+    ``degrees``, proposals from them), then random non-hub edges dropped or added to hit the count (overlapping
+    casts). ``None`` when the count cannot hold a hub (``m < n - 1``).
+    Why: IMDB graphs are an actor's co-star networks, unions of film casts (cliques) that all contain the actor;
+    G(n, m) with the *true* m scores degree cosine 0.64 and TC error 80 on IMDB-BINARY, this draw with true counts
+    0.76 and 8.0 (100 graphs)."""
+    rest = n - 1
+    total = int(np.clip(round(m), 0, n * rest // 2))
+    if n < 3 or total < rest:
+        return None
+    adj = np.zeros((n, n), dtype=bool)
+    adj[0, 1:] = True
+    m2 = total - rest
+    if m2 > 0:
+        low = 1 if degrees is None else int(np.floor(float(np.min(degrees)) + 0.5))
+        sizes = clique_sizes(rest, float(m2), max(float(t) - m2, 0.0), rng,
+                             None if degrees is None else np.sort(degrees)[:-1], low)
+        perm = rng.permutation(rest) + 1
+        for lo, c in zip(np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes):
+            members = np.sort(perm[lo:lo + c])
+            adj[np.ix_(members, members)] = True
+    iu = np.triu_indices(n, 1)
+    keep = adj[iu]
+    free = iu[0] > 0  # pairs not at the hub
+    have = int(keep.sum()) - rest
+    if have != m2:
+        pool = np.flatnonzero(free & (keep if have > m2 else ~keep))
+        keep[rng.choice(pool, size=min(abs(have - m2), pool.size), replace=False)] = have < m2
+    return keep
+
+
 def _join_components(n: int, iu: np.ndarray, keep: np.ndarray, p: np.ndarray, target: int,
                      rng: np.random.Generator) -> np.ndarray:
     """Merge components of a drawn graph until at most ``target`` (a released count) remain: each extra component
@@ -354,7 +453,8 @@ class FittedMeasured(FittedGenerator):
                 for k, i in enumerate(rows)]
 
     def _draw(self, n: int, m: float, d: np.ndarray, t: float, components: int, targets: np.ndarray,
-              capped: bool, structured: bool, *, gen: torch.Generator, rng: np.random.Generator, name: str) -> Graph:
+              capped: bool, structured: bool, ego: bool, *, gen: torch.Generator, rng: np.random.Generator,
+              name: str) -> Graph:
         inputs, mask = _inputs([(graph_features(n, m, d, t), node_features(n, d))], n, gen)
         with torch.no_grad():
             logits = self.net.logits(inputs)[0].double()
@@ -364,6 +464,9 @@ class FittedMeasured(FittedGenerator):
         p = 1.0 / (1.0 + np.exp(-(base + shift)))
         total = int(np.clip(round(m), 0, p.size))
         sampler = self.config.get("sampler", "auto")  # "auto": the released plan; "bernoulli": the old sampler
+        drawn = ego_draw(n, m, t, rng, targets) if ego and sampler == "auto" else None
+        if drawn is not None:  # ego class: hub plus cliques, connected by construction
+            return self._graph(n, iu, drawn, rng, name)
         if sampler == "auto" and not structured:
             p = np.full(p.size, total / max(p.size, 1))  # G(n, m)-like class: no decoder structure
         if sampler == "auto" and capped:
@@ -376,6 +479,10 @@ class FittedMeasured(FittedGenerator):
             keep = np.zeros(p.size, dtype=bool)
             keep[[pos[e] for e in closed]] = True
         keep = _join_components(n, iu, keep, p, components, rng)
+        return self._graph(n, iu, keep, rng, name)
+
+    @staticmethod
+    def _graph(n: int, iu: np.ndarray, keep: np.ndarray, rng: np.random.Generator, name: str) -> Graph:
         perm = rng.permutation(n)  # node ids carry no meaning (the decoder saw degree ranks)
         e = perm[np.stack([iu[0][keep], iu[1][keep]], axis=1)]
         e = np.sort(e, axis=1) if e.size else np.zeros((0, 2), dtype=np.int64)

@@ -38,7 +38,7 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
     **{("edge", f"{deep}.edge_counts"): 1.0 for deep in ("dpgvae", "dpggan")},
     **{("edge", f"{deep}.measured.{stat}"): s for deep in ("dpgvae", "dpggan")
        for stat, s in (("edge_counts", 1.0), ("degree_histograms", 4.0), ("scaled_triangles", 1.0),
-                       ("components", 1.0))},
+                       ("components", 1.0), ("max_degrees", 1.0))},
     ("edge", "gap.edge_count"): 1.0,
     ("edge", "dpdk.degree_cap"): 2.0,
     ("edge", "privgraph.community_init"): 1.0,

@@ -14,11 +14,13 @@ from graphrelease.generators.deep_measured import (
     COMPONENT_SENSITIVITY,
     DEGREE_HISTOGRAM_SENSITIVITY,
     EDGE_SENSITIVITY,
+    MAX_DEGREE_SENSITIVITY,
     SCALED_TRIANGLE_SENSITIVITY,
     component_count,
     deconvolve_counts,
     degree_histograms,
     graph_degrees,
+    max_degrees,
     quantile_degrees,
     scaled_triangles,
     size_classes,
@@ -50,6 +52,7 @@ def test_known_answers():
     assert triangle_count(k4) == 4.0 and component_count(k4) == 2  # K4 plus an isolated node
     assert scaled_triangles([k4]).tolist() == [4.0 / 3.0]
     assert truncate(k4, 3).num_edges == 3
+    assert max_degrees([k4]).tolist() == [3.0]
     # classes: runs of sizes with >= min graphs, the short tail merged into its predecessor
     assert size_classes(np.array([3, 3, 4, 5, 5, 6]), min_graphs=2).tolist() == [0, 0, 1, 1, 1, 1]
     # quantile degrees of a histogram with all mass at degree 2 (exact bin)
@@ -68,7 +71,8 @@ def _histograms(coll: GraphCollection) -> np.ndarray:
     (lambda c, _r: _histograms(c), DEGREE_HISTOGRAM_SENSITIVITY),
     (lambda c, _r: scaled_triangles(list(c)), SCALED_TRIANGLE_SENSITIVITY),
     (lambda c, _r: np.array([float(component_count(g)) for g in c]), COMPONENT_SENSITIVITY),
-], ids=["edges", "degree_histograms", "scaled_triangles", "components"])
+    (lambda c, _r: max_degrees(list(c)), MAX_DEGREE_SENSITIVITY),
+], ids=["edges", "degree_histograms", "scaled_triangles", "components", "max_degrees"])
 def test_probe_collection_statistics(mutag, imdb_part, query, declared):
     # MUTAG (sparse, small) and IMDB-MULTI (dense ego networks, where one edge closes up to n - 2 triangles)
     for coll in (mutag, imdb_part.subset(np.arange(120))):
@@ -91,7 +95,8 @@ def test_measured_fit_ledger_and_round_trip(mutag, tmp_path):
     budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
     fitted = gen.fit(mutag, budget)
     entries = list(budget.ledger.entries)
-    assert [e.mechanism for e in entries] == ["laplace"] * 4
+    assert [e.mechanism for e in entries] == ["laplace"] * 5
+    assert entries[-1].stage == "dpgvae.measured.max_degrees"
     assert missing_proofs(budget.ledger) == []
     assert compute_epsilon(entries, 1e-6, "rdp") == pytest.approx(1.0, rel=1e-6)
     sizes = {g.num_nodes for g in mutag}
