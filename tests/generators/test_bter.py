@@ -19,7 +19,14 @@ from graphrelease.generators.affinity import (
     merge_components,
     sample_affinity_edges,
 )
-from graphrelease.generators.bter import DEFAULT_FRACTIONS, DPBTER, FittedBTER, degree_classes, order_blocks
+from graphrelease.generators.bter import (
+    DEFAULT_FRACTIONS,
+    DPBTER,
+    SWEEP_SHIFT,
+    FittedBTER,
+    degree_classes,
+    order_blocks,
+)
 from graphrelease.generators.classical_common import pair_keys
 from graphrelease.privacy.budget import Budget
 from tests.generators.classical_helpers import check_budget_spent_exactly, degree_kl, load_npz_graph, load_slashdot
@@ -82,7 +89,28 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     assert stages[3] == "dp_bter.partition_down" and "dp_bter.partition_up" not in stages
     down = budget.ledger.entries[3]
     assert down.mechanism == "permute_and_flip"
-    assert down.params["epsilon"] == pytest.approx(8.0 * DEFAULT_FRACTIONS["partition"])
+    # With the default shares the sweeps also take SWEEP_SHIFT from the block counts, triangles and clustering sum.
+    moved = sum(SWEEP_SHIFT.values())
+    assert down.params["epsilon"] == pytest.approx(8.0 * (DEFAULT_FRACTIONS["partition"] + moved))
+    spent = {}
+    for e in budget.ledger:
+        key = "triangles" if e.stage.startswith("dp_bter.triangles") else e.stage.removeprefix("dp_bter.")
+        spent[key] = spent.get(key, 0.0) + e.params["epsilon"] * e.count
+    for key, share in SWEEP_SHIFT.items():
+        assert spent[key] == pytest.approx(8.0 * (DEFAULT_FRACTIONS[key] - share)), key
+    assert fitted.config["shares_spent"]["partition"] == pytest.approx(DEFAULT_FRACTIONS["partition"] + moved)
+    # Where the sweeps order fewer than SHIFT_MIN_LABELS labels at the base share (Cora at epsilon 6: about
+    # 6 * 0.31 * 3.9 / 2.1 = 3.5) nothing moves.
+    few = Budget(epsilon=6.0, delta=1e-6, adjacency="edge")
+    DPBTER().fit(cora, few)
+    check_budget_spent_exactly(few, 6.0)
+    assert few.ledger.entries[3].stage == "dp_bter.partition_down"
+    assert few.ledger.entries[3].params["epsilon"] == pytest.approx(6.0 * DEFAULT_FRACTIONS["partition"])
+    # A share set given explicitly is spent as given, even when it equals the default one.
+    given = Budget(epsilon=8.0, delta=1e-6, adjacency="edge")
+    DPBTER(fractions=dict(DEFAULT_FRACTIONS)).fit(cora, given)
+    check_budget_spent_exactly(given, 8.0)
+    assert given.ledger.entries[3].params["epsilon"] == pytest.approx(8.0 * DEFAULT_FRACTIONS["partition"])
     # The earlier selection stays available for comparison; it is charged as the exponential mechanism.
     budget2 = Budget(epsilon=8.0, delta=1e-6, adjacency="edge")
     DPBTER(partition_selection="exponential").fit(cora, budget2)
@@ -358,7 +386,13 @@ def test_average_clustering_does_not_swing_with_where_the_sampler_stops(data_dir
     the closest of four measured draws: 0.03-0.13 (the report's permuted ids, as here). Since the single noisy-max
     sweep (more coherent blocks) and the clustering-sum steer, the fits' levels differ more (measured 0.22 / 0.13,
     0.12 / 0.09, 0.04 / 0.06: the first fit's released values sit high) while the two draws of a fit stay within
-    0.09 of each other, so the swing (what this test is about) is checked apart from the fit's level."""
+    0.09 of each other, so the swing (what this test is about) is checked apart from the fit's level.
+
+    The swing is the sampler's, so the fits use the share set this test was calibrated on (partition 0.31, spent as
+    given): with SWEEP_SHIFT (partition 0.42) these seeds give swings 0.026 / 0.133 / 0.100. Over seeds 900-905 both
+    share sets exceed 0.1 somewhere: as given 0.090 / 0.032 / 0.022 / 0.041 / 0.103 / 0.322, shifted
+    0.026 / 0.133 / 0.100 / 0.041 / 0.020 / 0.071 (largest RE 0.396 against 0.217), so the 0.1 bound is seed-fragile
+    under either share set and the sampler's swing, not the shares, is what it guards."""
     from graphrelease.graph import Graph
 
     raw = load_npz_graph(data_dir, "chameleon")
@@ -368,7 +402,8 @@ def test_average_clustering_does_not_swing_with_where_the_sampler_stops(data_dir
     truth = float(chameleon.to_igraph().transitivity_avglocal_undirected(mode="zero"))
     errors, swings = [], []
     for seed in range(3):
-        fitted = DPBTER(seed=900 + seed).fit(chameleon, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
+        fitted = DPBTER(fractions=dict(DEFAULT_FRACTIONS), seed=900 + seed).fit(
+            chameleon, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
         fit_errors = []
         for draw in range(2):
             g = fitted.sample(1, rng=np.random.default_rng(draw))[0]
@@ -376,3 +411,34 @@ def test_average_clustering_does_not_swing_with_where_the_sampler_stops(data_dir
         errors += fit_errors
         swings.append(max(fit_errors) - min(fit_errors))
     assert max(swings) < 0.1 and max(errors) < 0.25, (errors, swings)
+
+
+@pytest.mark.slow
+def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
+    """Seeded (3 fits x 1 draw per share set, the same seeds; ~20 s): on permuted Facebook at epsilon 1 the default
+    shares, which move SWEEP_SHIFT to the partition when the sweeps run, give a higher median Louvain NMI between
+    the input and the synthetic graph than the same shares spent as given (partition 0.31). The gain is the
+    partition's (0.42 against 0.31 of epsilon); the triangle count still matches within 5%. These seeds:
+    0.284 / 0.276 / 0.287 against 0.217 / 0.219 / 0.234."""
+    from sklearn.metrics import normalized_mutual_info_score as nmi
+
+    from graphrelease.audit.statistics import louvain_partition
+    from graphrelease.graph import Graph
+    from graphrelease.io import read_graph
+
+    fb = read_graph(data_dir / "raw" / "facebook_combined.txt.gz").data
+    perm = np.random.default_rng(11).permutation(fb.num_nodes)
+    g, _ = Graph.from_edges(fb.num_nodes, perm[fb.edges])
+    louvain = louvain_partition(g, seed=0)
+    tri = triangle_count(g)
+    scores = {}
+    for name, shares in (("shifted", None), ("as_given", dict(DEFAULT_FRACTIONS))):
+        vals = []
+        for seed in range(3):
+            fitted = DPBTER(fractions=shares, seed=500 + seed).fit(g, Budget(epsilon=1.0, delta=1e-6,
+                                                                              adjacency="edge"))
+            (s,) = fitted.sample(1, rng=np.random.default_rng(seed))
+            vals.append(nmi(louvain, louvain_partition(s, seed=0)))
+            assert abs(triangle_count(s) - tri) <= 0.05 * tri
+        scores[name] = vals
+    assert np.median(scores["shifted"]) > np.median(scores["as_given"]) + 0.03, scores
