@@ -33,8 +33,8 @@ def test_cora_ml_triangle_release_no_worse_at_epsilon_4(data_dir):
     low = _released_triangle_errors(graph, 1.0, seeds)
     high = _released_triangle_errors(graph, 4.0, seeds)
     rmse_low, rmse_high = float(np.sqrt(np.mean(low ** 2))), float(np.sqrt(np.mean(high ** 2)))
-    # Both branches spend about half an epsilon on the count; epsilon 4 must not be worse in RMSE over 40 seeds, and
-    # the cap rule keeps both inside 0.2 (measured 0.129 / 0.086; with the cap set against the full modelled bias
-    # 0.196 / 0.156).
+    # Both branches spend about half an epsilon on the count; epsilon 4 must not be worse in RMSE over 40 seeds. The
+    # cap rule brought both down (measured 0.129 / 0.086; with the cap set against the full modelled bias 0.196 /
+    # 0.156, which fails the bounds below).
     assert rmse_high <= rmse_low
-    assert rmse_low <= 0.2 and rmse_high <= 0.2
+    assert rmse_low <= 0.16 and rmse_high <= 0.12
