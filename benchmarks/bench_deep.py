@@ -366,7 +366,13 @@ degrees) is within 1% of the input's at both budgets, the sampled graphs' is 3-6
 loses, as for the degree KL above); at epsilon 1 the sampled triangles are 1-5% short as well and the ratio hides
 the wedge deficit, at 4 the triangles are right (0.96-1.00x) and global clustering comes out 2-5% high. The deficit is made by the base draw
 (affinity groups plus the DC-SBM phase with its hub redraw): 3 seeded fits at epsilon 4 measured 0.94-0.95x before
-the component joins, the same after them, and the same with no wedge closures at all.
+the component joins, the same after them, and the same with no wedge closures at all. It sits at the top hubs: one fit at
+epsilon 4 gave the four nodes of released degree >= 400 2,714 edges for 3,119 released (the largest 871 for
+1,054), 25% of their wedges; `affinity.repair_hub_degrees` runs once and its Chung-Lu partners often hit existing
+neighbours. Tried, not adopted: repeating the repair up to 4 rounds (4 seeded fits per cell, medians): Facebook at
+epsilon 4 global clustering 0.039 -> 0.017 and degree KL 0.119 -> 0.110, LastFM and Cora unchanged, but Chameleon's
+average clustering 0.20 -> 0.29 (epsilon 1) and 0.10 -> 0.20 (epsilon 4): the edges the repair deletes to keep the
+count close low-degree triangles. A repair that deletes only edges in no triangle is the next thing to measure.
 
 **Facebook's degree KL and "worse at epsilon 4": seeded re-measurement (issue 16, 2026-11-24, later session).**
 Three runs per cell could not separate the open items, so each was measured on 10 seeded `dp_bter` fits per cell
