@@ -371,8 +371,8 @@ epsilon 4 gave the four nodes of released degree >= 400 2,714 edges for 3,119 re
 1,054), 25% of their wedges; `affinity.repair_hub_degrees` runs once and its Chung-Lu partners often hit existing
 neighbours. Tried, not adopted: repeating the repair up to 4 rounds (4 seeded fits per cell, medians): Facebook at
 epsilon 4 global clustering 0.039 -> 0.017 and degree KL 0.119 -> 0.110, LastFM and Cora unchanged, but Chameleon's
-average clustering 0.20 -> 0.29 (epsilon 1) and 0.10 -> 0.20 (epsilon 4): the edges the repair deletes to keep the
-count close low-degree triangles. A repair that deletes only edges in no triangle is the next thing to measure.
+average clustering 0.20 -> 0.29 (epsilon 1) and 0.10 -> 0.20 (epsilon 4), likely (not measured) because the edges the
+repair deletes to keep the count include low-degree nodes' triangle edges. A repair that deletes only edges in no triangle is the next thing to measure.
 
 **Facebook's degree KL and "worse at epsilon 4": seeded re-measurement (issue 16, 2026-11-24, later session).**
 Three runs per cell could not separate the open items, so each was measured on 10 seeded `dp_bter` fits per cell
