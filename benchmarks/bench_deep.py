@@ -372,7 +372,11 @@ epsilon 4 gave the four nodes of released degree >= 400 2,714 edges for 3,119 re
 neighbours. Tried, not adopted: repeating the repair up to 4 rounds (4 seeded fits per cell, medians): Facebook at
 epsilon 4 global clustering 0.039 -> 0.017 and degree KL 0.119 -> 0.110, LastFM and Cora unchanged, but Chameleon's
 average clustering 0.20 -> 0.29 (epsilon 1) and 0.10 -> 0.20 (epsilon 4), likely (not measured) because the edges the
-repair deletes to keep the count include low-degree nodes' triangle edges. A repair that deletes only edges in no triangle is the next thing to measure.
+repair deletes to keep the count include low-degree nodes' triangle edges. The same 4 rounds deleting only edges in no
+triangle (same fits): Facebook at epsilon 4 global clustering 0.039 -> 0.008, degree KL 0.119 -> 0.107, at epsilon 1
+average clustering 0.053 -> 0.014; Chameleon at epsilon 1 average clustering 0.20 -> 0.17, but at epsilon 4 global
+clustering 0.083 -> 0.150, average clustering 0.10 -> 0.21 and degree KL 0.352 -> 0.368. Not adopted; what Chameleon
+loses at epsilon 4 is the next thing to measure.
 
 **Facebook's degree KL and "worse at epsilon 4": seeded re-measurement (issue 16, 2026-11-24, later session).**
 Three runs per cell could not separate the open items, so each was measured on 10 seeded `dp_bter` fits per cell
