@@ -62,7 +62,12 @@ def render(rows: list[dict], command: str) -> str:
         out.append(f"| {r['dataset']} | {r['epsilon']:g} | {r['spent']:.3f} | {r['headline']} | "
                    f"{'; '.join(r['kept']) or '-'} | {'; '.join(r['changed']) or '-'} | "
                    f"{'; '.join(r['lost']) or '-'} | {r['synth_cpu_s']:.1f} | {r['audit_cpu_s']:.1f} |")
-    out += ["", "Privacy lines of the same audits (the audit's attacks against the certified epsilon):", ""]
+    out += ["", ("Privacy lines of the same audits (the audit's attacks against the certified epsilon). These "
+                  "attacks score the input's edges against uniform non-edges, so a release that keeps the communities "
+                  "lets them beat "
+                  "chance without exposing any one edge: edge DP bounds what one edge changes, not what the graph's "
+                  "structure implies. The per-edge test is the two-world black-box audit "
+                  "(`tests/testing/test_blackbox.py`) and the canary audit (`reports/audit.md`)."), ""]
     for r in rows:
         p = r["privacy"]
         out.append(f"- {r['dataset']} epsilon {r['epsilon']:g} ({p.get('guarantee')}): link-inference AUC "
