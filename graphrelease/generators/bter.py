@@ -102,6 +102,7 @@ from graphrelease.generators.dp_stats import (
 )
 from graphrelease.graph import Graph, sorted_unique
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.noise import exponential_mechanism_scale
 
 PROOF = "docs/privacy.md#dp-bter"
 PARTITION_PROOF = "docs/privacy.md#dp-partition"
@@ -436,14 +437,15 @@ class DPBTER(GraphGenerator):
                           epsilon: float) -> tuple[str, np.ndarray]:
         """One exponential mechanism over the public / released candidate partitions (``partition="candidates"``)."""
         candidates = self._candidates(graph.num_nodes, degrees)
+        scale = exponential_mechanism_scale(epsilon, MODULARITY_UTILITY_SENSITIVITY)
         budget.charge(LedgerEntry(
-            mechanism="exponential", stage="dp_bter.partition_select", params={"epsilon": float(epsilon)},
+            mechanism="exponential", stage="dp_bter.partition_select",
+            params={"epsilon": float(epsilon), "scale": scale},
             sensitivity=MODULARITY_UTILITY_SENSITIVITY, proof=PROOF,
             note="choose the blocks among public/released candidate partitions by modularity in edge units",
         ))
         utility = np.array([modularity_utility(graph, lab) for _, lab in candidates])
-        pick = int(np.argmax(epsilon * utility / (2.0 * MODULARITY_UTILITY_SENSITIVITY)
-                             + rng.gumbel(size=utility.size)))
+        pick = int(np.argmax(utility + rng.gumbel(0.0, scale, size=utility.size)))
         return candidates[pick]
 
     def _fit(self, data: Graph, budget: Any, ctx: GeneratorFitContext, *, progress: Any = None) -> FittedBTER:

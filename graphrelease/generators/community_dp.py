@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from graphrelease.generators.classical_common import charge_laplace, norm_sub
 from graphrelease.graph import Graph, seeded_igraph
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.noise import exponential_mechanism_scale
 
 #: Dense super-graphs above this many cells are refused (the group size is then raised automatically).
 MAX_SUPERGRAPH_CELLS = 12_000_000
@@ -116,8 +117,10 @@ def em_refine(graph: Graph, labels: np.ndarray, budget: Any, rng: np.random.Gene
     if share.size != k:
         share = np.full(k, 1.0 / k)
     # Two selections (the two endpoints) see one changed edge: count=2.
+    scale = exponential_mechanism_scale(epsilon, 1.0)
     budget.charge(LedgerEntry(
-        mechanism="exponential", stage=stage, params={"epsilon": float(epsilon)}, count=2, sensitivity=1.0,
+        mechanism="exponential", stage=stage, params={"epsilon": float(epsilon), "scale": scale}, count=2,
+        sensitivity=1.0,
         proof=proof, note="per-node community choice, utility k_iC - d_i f_C (sensitivity 1); one edge changes "
                           "the utilities of its two endpoints only",
     ))
@@ -126,8 +129,8 @@ def em_refine(graph: Graph, labels: np.ndarray, budget: Any, rng: np.random.Gene
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
         u = counts[start:stop].toarray() - deg[start:stop, None] * share[None, :]
-        # Gumbel-max: argmax(eps/2 * u + Gumbel) ~ exp(eps * u / 2) / Z (the exponential mechanism).
-        score = (epsilon / 2.0) * u + rng.gumbel(size=u.shape)
+        # Gumbel-max: argmax(u + Gumbel(2 / eps)) ~ exp(eps * u / 2) / Z (the exponential mechanism).
+        score = u + rng.gumbel(0.0, scale, size=u.shape)
         new[start:stop] = np.argmax(score, axis=1)
     return relabel(new)
 
@@ -147,10 +150,12 @@ def em_refine_sequential(graph: Graph, labels: np.ndarray, budget: Any, rng: np.
     """
     n = graph.num_nodes
     labels = relabel(labels).copy()
+    scale = exponential_mechanism_scale(epsilon, 1.0)
     budget.charge(LedgerEntry(
-        mechanism="exponential", stage=stage, params={"epsilon": float(epsilon)}, count=2, sensitivity=1.0,
-        proof=proof, note="sequential per-node community choice against the current partition, utility k_iC "
-                          "(sensitivity 1); one edge changes the utilities of its two endpoints' selections only",
+        mechanism="exponential", stage=stage, params={"epsilon": float(epsilon), "scale": scale}, count=2,
+        sensitivity=1.0, proof=proof,
+        note="sequential per-node community choice against the current partition, utility k_iC (sensitivity 1); one "
+             "edge changes the utilities of its two endpoints' selections only",
     ))
     csr = graph.to_csr()
     indptr, indices = csr.indptr, csr.indices
@@ -159,7 +164,7 @@ def em_refine_sequential(graph: Graph, labels: np.ndarray, budget: Any, rng: np.
     for i in rng.permutation(n):
         nb = indices[indptr[i]:indptr[i + 1]]
         counts = np.bincount(labels[nb], minlength=k).astype(np.float64)
-        score = (epsilon / 2.0) * counts + rng.gumbel(size=k)  # Gumbel-max = the exponential mechanism's law
+        score = counts + rng.gumbel(0.0, scale, size=k)  # Gumbel-max = the exponential mechanism's law
         labels[i] = int(np.argmax(score))
     return relabel(labels)
 

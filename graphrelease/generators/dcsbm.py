@@ -57,6 +57,7 @@ from graphrelease.generators.community_dp import (
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.noise import exponential_mechanism_scale
 
 PROOF = "docs/privacy.md#dp-dcsbm"
 
@@ -222,14 +223,15 @@ class DPDCSBM(GraphGenerator):
                 mode, labels = candidates[0]
             else:
                 e_sel = eps * self.select_fraction
+                scale = exponential_mechanism_scale(e_sel, MODULARITY_UTILITY_SENSITIVITY)
                 budget.charge(LedgerEntry(
-                    mechanism="exponential", stage="dp_dcsbm.partition_select", params={"epsilon": float(e_sel)},
+                    mechanism="exponential", stage="dp_dcsbm.partition_select",
+                    params={"epsilon": float(e_sel), "scale": scale},
                     sensitivity=MODULARITY_UTILITY_SENSITIVITY, proof=PROOF,
                     note="choose among public candidate partitions by modularity in edge units (sensitivity 4)",
                 ))
                 utility = np.array([modularity_utility(graph, lab) for _, lab in candidates])
-                pick = int(np.argmax(e_sel * utility / (2.0 * MODULARITY_UTILITY_SENSITIVITY)
-                                     + rng.gumbel(size=utility.size)))
+                pick = int(np.argmax(utility + rng.gumbel(0.0, scale, size=utility.size)))
                 mode, labels = candidates[pick]
                 rest = eps - e_sel
         elif mode == "public_labels":

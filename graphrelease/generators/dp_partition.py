@@ -148,8 +148,10 @@ def degree_ordered_partition(graph: Graph, released_degrees: np.ndarray, budget:
             continue
         budget.charge(LedgerEntry(
             mechanism=MECHANISMS[selection], stage=f"{stage}_{direction}",
-            # noisy max states its noise scale (sensitivity / epsilon) so `certificate verify` recomputes epsilon
-            params={"epsilon": eps, **({"scale": SWEEP_SENSITIVITY / eps} if selection == "noisy_max" else {})},
+            # both selections state their noise scale (sensitivity / epsilon: the utility is monotone) so
+            # `certificate verify` recomputes epsilon
+            params={"epsilon": eps, "scale": SWEEP_SENSITIVITY / eps,
+                    **({"monotone": True} if selection == "exponential" else {})},
             count=1,
             sensitivity=SWEEP_SENSITIVITY, proof=proof,
             note=f"{direction} sweep of degree-ordered labels ({k} labels): each node picks a label by "

@@ -46,6 +46,7 @@ from graphrelease.generators.classical_common import (
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.noise import exponential_mechanism_scale
 
 PROOF = "docs/privacy.md#dp-dk"
 #: Largest candidate cap (the bins are D(D+1)/2 dense cells).
@@ -80,16 +81,18 @@ def cap_candidates(max_cap: int) -> np.ndarray:
 def dp_degree_quantile(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float, quantile: float,
                        max_cap: int, stage: str) -> int:
     """Exponential-mechanism quantile of the degree sequence (utility sensitivity 2)."""
+    scale = exponential_mechanism_scale(epsilon, 2.0)
     budget.charge(LedgerEntry(
-        mechanism="exponential", stage=stage, params={"epsilon": float(epsilon)}, sensitivity=2.0, proof=PROOF,
+        mechanism="exponential", stage=stage, params={"epsilon": float(epsilon), "scale": scale}, sensitivity=2.0,
+        proof=PROOF,
         note=f"degree cap = DP {quantile:g}-quantile of the degrees, utility -|#{{d_i <= D}} - q n|",
     ))
     deg = np.sort(graph.degrees())
     cands = cap_candidates(max_cap)
     below = np.searchsorted(deg, cands, side="right")
     utility = -np.abs(below - math.ceil(quantile * graph.num_nodes)).astype(np.float64)
-    # Gumbel-max: argmax(eps u / (2 * 2) + Gumbel) samples exp(eps u / (2 Delta)) with Delta = 2.
-    return int(cands[np.argmax(epsilon * utility / 4.0 + rng.gumbel(size=cands.size))])
+    # Gumbel-max: argmax(u + Gumbel(2 Delta / eps)) samples exp(eps u / (2 Delta)) with Delta = 2.
+    return int(cands[np.argmax(utility + rng.gumbel(0.0, scale, size=cands.size))])
 
 
 class FittedDPdK(ReleasedParams):

@@ -135,7 +135,9 @@ class RandomizedResponse(GraphGenerator):
             eps_cells = eps * split["cells"]
             p, q = rr_probabilities("edgerand", eps_cells, m_noisy, total_pairs)
         budget.charge(LedgerEntry(
-            mechanism=CELL_MECHANISM, stage="randomized_response.cells", params={"epsilon": float(eps_cells)},
+            mechanism=CELL_MECHANISM, stage="randomized_response.cells",
+            # the two probabilities let `certificate verify` recompute the bounded range
+            params={"epsilon": float(eps_cells), "keep_probability": float(p), "flip_in_probability": float(q)},
             sensitivity=1.0, proof=PROOF,
             note=f"each adjacency cell reported with keep p={p:.6g}, flip-in q={q:.6g}: an exponential mechanism "
                  "with bounded range ln(p/q)+ln((1-q)/(1-p)) <= epsilon; one edge changes one cell",

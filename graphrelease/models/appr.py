@@ -57,6 +57,7 @@ import scipy.sparse as sp
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph
 from graphrelease.privacy.ledger import LedgerEntry
+from graphrelease.privacy.noise import exponential_mechanism_scale
 
 MECHANISMS = ("GM", "EM0", "EM1")
 
@@ -140,7 +141,10 @@ def ledger_entries(params: DPAPPRParams, *, stage: str = "dpar.appr") -> list[Le
         return [LedgerEntry(mechanism="gaussian", stage=f"{stage}.gm", params={"noise_multiplier": p.noise_multiplier},
                             sensitivity=gm_sensitivity(m), proof="dpar-appr",
                             note=f"clipped APPR matrix of {m} sources, every row may change: L2 sensitivity sqrt(2M) c")]
-    out = [LedgerEntry(mechanism="gumbel_topk", stage=f"{stage}.select", params={"epsilon": p.eps_select, "k": p.k},
+    # scale in units of the clip bound c, like the sensitivity (release() draws Gumbel(2 c / eps_select))
+    select_scale = exponential_mechanism_scale(p.eps_select, 1.0)
+    out = [LedgerEntry(mechanism="gumbel_topk", stage=f"{stage}.select",
+                       params={"epsilon": p.eps_select, "k": p.k, "scale": select_scale},
                        count=m, sensitivity=1.0, proof="dpar-appr",
                        note="one-shot Gumbel top-K per source row, utility sensitivity c (entries in [0, c])")]
     if p.mechanism == "EM1":
@@ -177,7 +181,7 @@ def _release_dense(pbar: np.ndarray, params: DPAPPRParams, rng: np.random.Genera
         idx = np.argpartition(-noisy, k - 1, axis=1)[:, :k]
         vals = np.maximum(np.take_along_axis(noisy, idx, axis=1), 0.0)
     elif params.mechanism in ("EM0", "EM1"):
-        scores = pbar + gumbel_noise((m, n), 2.0 * c / params.eps_select, rng)
+        scores = pbar + gumbel_noise((m, n), c * exponential_mechanism_scale(params.eps_select, 1.0), rng)
         idx = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         if params.mechanism == "EM0":
             vals = np.full((m, k), 1.0 / k)

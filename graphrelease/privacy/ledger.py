@@ -16,8 +16,10 @@ Mechanism names understood by the accountants (see ``docs/privacy.md`` for each 
 ``subsampled_gaussian``       params: noise_multiplier, sample_rate, sampling (poisson|wor),
                               neighboring (add_remove|replace_one), dataset_size (wor only)
 ``laplace``                   params: epsilon (= L1 sensitivity / scale; pure DP)
-``exponential``               params: epsilon (per selection; pure DP, bounded range)
-``gumbel_topk``               params: epsilon (per selection), k (selections, one-shot Gumbel top-k)
+``exponential``               params: epsilon (per selection; pure DP, bounded range), scale (the Gumbel scale in
+                              utility units, 2 sensitivity / epsilon; sensitivity / epsilon with monotone: true), or
+                              for randomised response keep_probability, flip_in_probability
+``gumbel_topk``               params: epsilon (per selection), k (selections, one-shot Gumbel top-k), scale
 ``permute_and_flip``          params: epsilon (per selection; report-noisy-max with exponential noise, pure DP, not
                               bounded range: analysed as generic pure DP)
 ``joint_convexity_gaussian``  params: noise_multiplier, pair_rate (PRIVACY.md option B)

@@ -95,3 +95,14 @@ def gumbel_noise(shape, scale: float, generator: np.random.Generator) -> np.ndar
     if isinstance(shape, int):
         shape = (shape,)
     return generator.gumbel(0.0, scale, size=tuple(shape)).astype(np.float64, copy=False)
+
+
+def exponential_mechanism_scale(epsilon: float, sensitivity: float, *, monotone: bool = False) -> float:
+    """Gumbel scale, in utility units, at which ``argmax(utility + Gumbel)`` is the ``epsilon``-DP exponential
+    mechanism: ``2 sensitivity / epsilon``, or ``sensitivity / epsilon`` for a monotone utility (McSherry & Talwar
+    2007). Ledger entries state it as ``scale`` so that ``certificate verify`` recomputes epsilon from the noise the
+    code draws rather than trusting the stated epsilon."""
+    epsilon = float(epsilon)
+    if not (epsilon > 0):
+        raise OptionError(f"exponential mechanism epsilon must be > 0, got {epsilon!r}")
+    return (1.0 if monotone else 2.0) * float(sensitivity) / epsilon

@@ -150,6 +150,21 @@ def _entry_problems(entry, adjacency_kind: str) -> list[str]:
         if abs(implied - float(p["epsilon"])) > 1e-9 * max(1.0, implied):
             problems.append(f"{entry.stage}: noisy-max epsilon {p['epsilon']} != sensitivity {entry.sensitivity} / "
                             f"scale {p['scale']} = {implied:.6g}")
+    if entry.mechanism in ("exponential", "gumbel_topk") and "scale" in p:
+        # Gumbel-max at scale 2 Delta / epsilon (Delta / epsilon for a monotone utility); see
+        # noise.exponential_mechanism_scale. Entries from before the scale was stated carry none and are not checked.
+        implied = (1.0 if p.get("monotone") else 2.0) * float(entry.sensitivity) / float(p["scale"])
+        if abs(implied - float(p["epsilon"])) > 1e-9 * max(1.0, implied):
+            problems.append(f"{entry.stage}: exponential-mechanism epsilon {p['epsilon']} != "
+                            f"{'' if p.get('monotone') else '2 x '}sensitivity {entry.sensitivity} / scale "
+                            f"{p['scale']} = {implied:.6g}")
+    if entry.mechanism == "exponential" and "keep_probability" in p:
+        # randomised response on cells: bounded range ln(p/q) + ln((1-q)/(1-p)) must not exceed the stated epsilon
+        keep, flip_in = float(p["keep_probability"]), float(p["flip_in_probability"])
+        implied = math.log(keep / flip_in) + math.log1p(-flip_in) - math.log1p(-keep)
+        if implied > float(p["epsilon"]) * (1 + 1e-9) + 1e-12:
+            problems.append(f"{entry.stage}: cell reports with keep {keep:g} and flip-in {flip_in:g} have bounded "
+                            f"range {implied:.6g} > stated epsilon {p['epsilon']}")
     if entry.mechanism == "laplace":
         if "scale" not in p:
             problems.append(f"{entry.stage}: Laplace entry states no noise scale, so its epsilon cannot be recomputed")
