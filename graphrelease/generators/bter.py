@@ -53,8 +53,9 @@ epsilon 1 / 4).
 Known limits (measured, ``reports/structure_fidelity.md``): where most triangles lie outside the affinity groups
 (Squirrel: a dense core that the block edges close), neither lever moves the clustering sum and the average
 clustering stays too high. The sweep's community signal needs hubs that lead their communities and a mean degree
-well above 2.1 K / epsilon (measured on permuted ids: Facebook partition NMI about 0.27 at epsilon 1, none on Cora or
-LastFM).
+well above 2.1 K / epsilon (measured on permuted ids: Facebook release Louvain NMI about 0.33 at epsilon 1, none on
+Cora or LastFM); a one-pass sweep at partition epsilon ~0.5 does not nucleate 20-40 small dense communities (the
+e-mail proxy of the report: labels' NMI 0.25-0.29).
 """
 
 from __future__ import annotations
@@ -124,11 +125,11 @@ DOWN_SHARE = 1.0
 #: the run/no-run choice, both branches sum to epsilon). Graphs whose released mean degree lets the sweeps order have
 #: large block cells, triangle counts and degrees, where these stages' noise is small next to their values, while
 #: the partition is the statistic furthest from its ceiling: its labels' NMI against the input's Louvain partition
-#: rises steeply with its epsilon (permuted Facebook, labels before sampling: 0.345 / 0.393 / 0.441 at partition
+#: rises steeply with its epsilon (permuted Facebook, labels before sampling: 0.344 / 0.393 / 0.441 at partition
 #: epsilon 0.42 / 0.55 / 0.70; e-mail proxy 0.19 / 0.27 / 0.33). First step (block counts, triangles, clustering
 #: sum; 0.31 -> 0.42): "The partition's ceiling" in reports/structure_fidelity.md. Second step (sorted degrees and
 #: cumulative counts, 0.42 -> 0.58; the per-node degrees keep theirs: they order the sweep, and taking from them
-#: lost half the gain on Facebook): "The partition's share from the degrees" there, release Louvain NMI at epsilon 1
+#: lost half the gain on Facebook): "Communities at epsilon 1" there, release Louvain NMI at epsilon 1 (3 runs)
 #: Facebook 0.274 -> 0.342, e-mail proxy 0.18-0.20 -> 0.23-0.29, Chameleon 0.201 -> 0.225, and at epsilon 4 higher
 #: on all five graphs measured. The edge count keeps its share (the edge error on small dense graphs).
 SWEEP_SHIFT = {"block_counts": 0.04, "triangles": 0.05, "clustering_sum": 0.02, "sorted_degrees": 0.13,
