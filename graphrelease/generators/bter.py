@@ -8,17 +8,17 @@ count [0.04] comes first: with the public node count it gives the mean degree th
 and which shares move to them (:data:`SWEEP_SHIFT`; every later share is a function of it, both branches sum to
 epsilon).
 
-1. Degrees [0.22 sorted (0.09 after the shift) + 0.10 per-node rank + 0.05 cumulative counts (0.02)]: Hay et al.'s sorted sequence for the
-   values, its low end rebuilt from the counts of nodes of degree <= j (which place the steps between low degrees far
-   better), per-node noisy degrees for which node gets which value
+1. Degrees [0.22 sorted (0.09 after the shift) + 0.10 per-node rank + 0.05 cumulative counts (0.02)]: Hay et
+   al.'s sorted sequence for the values, its low end rebuilt from the counts of nodes of degree <= j (which place
+   the steps between low degrees far better), per-node noisy degrees for which node gets which value
    (:func:`~graphrelease.generators.dp_stats.release_degrees`).
 2. Blocks [0.31; 0.58 when the sweeps order >= 4 labels at 0.31, :data:`SWEEP_SHIFT`]: the degree-ordered label
    sweep of :mod:`graphrelease.generators.dp_partition` (hubs choose first, report-noisy-max with exponential noise
    on a monotone utility, each edge read by one selection; the down sweep only). They read no node
    numbering, labels or features. When the released mean degree allows fewer than 3 labels to order they cannot
-   separate anything: they do not run, the release has one block and their share goes to the triangle count. ``partition="candidates"`` keeps the earlier
-   exponential mechanism on modularity over public/released candidates (degree classes, one block and, with
-   ``use_node_order=True``, runs of the node numbering).
+   separate anything: they do not run, the release has one block and their share goes to the triangle count.
+   ``partition="candidates"`` keeps the earlier exponential mechanism on modularity over public/released candidates
+   (degree classes, one block and, with ``use_node_order=True``, runs of the node numbering).
 3. Block-pair edge counts [0.07; 0.03 after the shift; 0.0233 with one block] and the edge count: Laplace,
    L1 sensitivity 1 each; the total is the inverse-variance combination of the count and the cells' sum (with C
    cells the sum's noise variance is C times a single count's), and norm-sub projects the cells onto it, so the
