@@ -3,21 +3,23 @@ r"""DP DC-SBM with BTER affinity groups ("dp_bter"), edge adjacency, no public n
 ``dp_dcsbm`` keeps edges and degrees but loses triangles, clustering and connectivity: a degree-corrected block
 model closes almost no wedges, and Chung-Lu endpoints leave about :math:`e^{-1}` of the degree-one nodes isolated.
 This generator measures what it needs with the DP statistics of :mod:`graphrelease.generators.dp_stats` and builds a
-graph that matches them. Releases (basic sequential composition; default shares of epsilon in brackets):
+graph that matches them. Releases (basic sequential composition; default shares of epsilon in brackets). The edge
+count [0.04] comes first: with the public node count it gives the mean degree that decides whether the sweeps run
+and which shares move to them (:data:`SWEEP_SHIFT`; every later share is a function of it, both branches sum to
+epsilon).
 
-1. Degrees [0.22 sorted + 0.10 per-node rank + 0.05 cumulative counts]: Hay et al.'s sorted sequence for the
-   values, its low end rebuilt from the counts of nodes of degree <= j (which place the steps between low degrees far
-   better), per-node noisy degrees for which node gets which value
+1. Degrees [0.22 sorted (0.09 after the shift) + 0.10 per-node rank + 0.05 cumulative counts (0.02)]: Hay et
+   al.'s sorted sequence for the values, its low end rebuilt from the counts of nodes of degree <= j (which place
+   the steps between low degrees far better), per-node noisy degrees for which node gets which value
    (:func:`~graphrelease.generators.dp_stats.release_degrees`).
-2. Blocks [0.31; 0.42 when the sweeps order >= 4 labels at 0.31, :data:`SWEEP_SHIFT`]: the degree-ordered label
+2. Blocks [0.31; 0.58 when the sweeps order >= 4 labels at 0.31, :data:`SWEEP_SHIFT`]: the degree-ordered label
    sweep of :mod:`graphrelease.generators.dp_partition` (hubs choose first, report-noisy-max with exponential noise
    on a monotone utility, each edge read by one selection; the down sweep only). They read no node
    numbering, labels or features. When the released mean degree allows fewer than 3 labels to order they cannot
-   separate anything: they do not run, the release has one block and their share goes to the triangle count (a
-   choice made from released values; both branches spend epsilon). ``partition="candidates"`` keeps the earlier
-   exponential mechanism on modularity over public/released candidates (degree classes, one block and, with
-   ``use_node_order=True``, runs of the node numbering).
-3. Block-pair edge counts [0.07; 0.03 after the shift; 0.0233 with one block] and the edge count [0.04]: Laplace,
+   separate anything: they do not run, the release has one block and their share goes to the triangle count.
+   ``partition="candidates"`` keeps the earlier exponential mechanism on modularity over public/released candidates
+   (degree classes, one block and, with ``use_node_order=True``, runs of the node numbering).
+3. Block-pair edge counts [0.07; 0.03 after the shift; 0.0233 with one block] and the edge count: Laplace,
    L1 sensitivity 1 each; the total is the inverse-variance combination of the count and the cells' sum (with C
    cells the sum's noise variance is C times a single count's), and norm-sub projects the cells onto it, so the
    edge count stays accurate with many blocks.
@@ -51,8 +53,9 @@ epsilon 1 / 4).
 Known limits (measured, ``reports/structure_fidelity.md``): where most triangles lie outside the affinity groups
 (Squirrel: a dense core that the block edges close), neither lever moves the clustering sum and the average
 clustering stays too high. The sweep's community signal needs hubs that lead their communities and a mean degree
-well above 2.1 K / epsilon (measured on permuted ids: Facebook partition NMI about 0.27 at epsilon 1, none on Cora or
-LastFM).
+well above 2.1 K / epsilon (measured on permuted ids: Facebook release Louvain NMI about 0.33 at epsilon 1, none on
+Cora or LastFM); a one-pass sweep at partition epsilon ~0.5 does not nucleate 20-40 small dense communities (the
+e-mail proxy of the report: labels' NMI 0.25-0.29).
 """
 
 from __future__ import annotations
@@ -119,14 +122,19 @@ OPTIONAL_FRACTIONS = ("cumulative_degrees", "clustering_sum")
 #: 0.256 with the down sweep alone under the same K rule, partition epsilon 0.31, 3 runs;
 #: reports/structure_fidelity.md).
 DOWN_SHARE = 1.0
-#: Shares moved to the partition when the sweeps run (default share set only; read off released degrees like the
-#: run/no-run choice, both branches sum to epsilon). Graphs whose released mean degree lets the sweeps order have
-#: large block cells and triangle counts, where these stages' noise is small next to their values, while the
-#: partition is the statistic furthest from its ceiling. Measured at epsilon 1 on permuted ids
-#: (reports/structure_fidelity.md "The partition's ceiling"): Facebook release NMI 0.220 -> 0.293 (3 runs),
-#: Chameleon 0.156 -> 0.183 (6 paired seeded fits, modularity RE 0.210 -> 0.191). The edge count keeps its share
-#: (the edge error on small dense graphs).
-SWEEP_SHIFT = {"block_counts": 0.04, "triangles": 0.05, "clustering_sum": 0.02}
+#: Shares moved to the partition when the sweeps run (default share set only; read off the released edge count like
+#: the run/no-run choice, both branches sum to epsilon). Graphs whose released mean degree lets the sweeps order have
+#: large block cells, triangle counts and degrees, where these stages' noise is small next to their values, while
+#: the partition is the statistic furthest from its ceiling: its labels' NMI against the input's Louvain partition
+#: rises steeply with its epsilon (permuted Facebook, labels before sampling: 0.344 / 0.393 / 0.441 at partition
+#: epsilon 0.42 / 0.55 / 0.70; e-mail proxy 0.19 / 0.27 / 0.33). First step (block counts, triangles, clustering
+#: sum; 0.31 -> 0.42): "The partition's ceiling" in reports/structure_fidelity.md. Second step (sorted degrees and
+#: cumulative counts, 0.42 -> 0.58; the per-node degrees keep theirs: they order the sweep, and taking from them
+#: lost half the gain on Facebook): "Communities at epsilon 1" there, release Louvain NMI at epsilon 1 (3 runs)
+#: Facebook 0.274 -> 0.342, e-mail proxy 0.18-0.20 -> 0.23-0.29, Chameleon 0.201 -> 0.225, and at epsilon 4 higher
+#: on all five graphs measured. The edge count keeps its share (the edge error on small dense graphs).
+SWEEP_SHIFT = {"block_counts": 0.04, "triangles": 0.05, "clustering_sum": 0.02, "sorted_degrees": 0.13,
+               "cumulative_degrees": 0.03}
 #: ... but only when the sweeps order at least this many labels at the base share: at the threshold (3 labels) the
 #: partition gains nothing measurable and the triangle count pays (Cora-ML at epsilon 4, 3 runs: NMI 0.146 -> 0.152,
 #: triangle RE 0.180 / 0.176 / 0.001 -> 0.065 / 0.215 / 0.453).
@@ -453,28 +461,35 @@ class DPBTER(GraphGenerator):
         f = {k: eps * v for k, v in self.fractions.items()}
         n = graph.num_nodes
         public = dict(NODE_COUNT_PUBLIC)
-        deg = release_degrees(graph, budget, rng, epsilon_sorted=f["sorted_degrees"], epsilon_rank=f["rank_degrees"],
-                              epsilon_cumulative=f["cumulative_degrees"], stage="dp_bter")
-        if self.partition == "sweeps":
-            # Whether the sweeps can separate anything is read off released values (the mean released degree):
-            # below 3 labels they return noise, and their share goes to the triangle count instead. The split is
-            # a function of earlier outputs and always sums to epsilon (adaptive composition, docs/privacy.md).
-            mean_degree = float(deg.values.mean()) if n else 0.0
-            if sweeps_can_separate(DOWN_SHARE * f["partition"], mean_degree):
+        # The edge count is released first: with the public node count it gives the mean degree that decides
+        # whether the sweeps run and which shares move to them (the degrees' among them), before any stage whose
+        # share depends on it is charged. The later stages' shares are thus functions of an earlier output and
+        # always sum to epsilon (adaptive composition, docs/privacy.md#dp-bter).
+        noisy_m = float(charge_laplace(budget, rng, float(graph.num_edges), epsilon=f["edge_count"], sensitivity=1.0,
+                                       stage="dp_bter.edge_count", proof=PROOF, note="edge count, L1 sensitivity 1"))
+        mean_degree = max(2.0 * noisy_m / n, 0.0) if n else 0.0
+        sweeps = self.partition == "sweeps" and sweeps_can_separate(DOWN_SHARE * f["partition"], mean_degree)
+        if sweeps and sweeps_can_separate(DOWN_SHARE * f["partition"], mean_degree, min_labels=SHIFT_MIN_LABELS):
+            for key, share in self.sweep_shift.items():
+                moved = min(eps * share, f[key])
+                f[key] -= moved
+                f["partition"] += moved
+        # Under the sweeps every later share was chosen from the released edge count: the entries flagged so make
+        # the accountants certify the whole ledger by the pure-DP filter bound, which holds for every branch.
+        adaptive = budget.shares_chosen_from_releases() if self.partition == "sweeps" else nullcontext()
+        with adaptive:
+            deg = release_degrees(graph, budget, rng, epsilon_sorted=f["sorted_degrees"],
+                                  epsilon_rank=f["rank_degrees"], epsilon_cumulative=f["cumulative_degrees"],
+                                  stage="dp_bter")
+            if sweeps:
                 mode = "degree_ordered_sweeps"
-                # The move is decided by the same released mean degree as the sweeps themselves.
-                shift = (self.sweep_shift if sweeps_can_separate(DOWN_SHARE * f["partition"], mean_degree,
-                                                                 min_labels=SHIFT_MIN_LABELS) else {})
-                for key, share in shift.items():
-                    moved = min(eps * share, f[key])
-                    f[key] -= moved
-                    f["partition"] += moved
                 labels = degree_ordered_partition(graph, deg.values, budget, rng,
                                                   epsilon_down=DOWN_SHARE * f["partition"],
                                                   epsilon_up=(1.0 - DOWN_SHARE) * f["partition"],
                                                   stage="dp_bter.partition", proof=PARTITION_PROOF,
                                                   selection=self.partition_selection)
-            else:
+            elif self.partition == "sweeps":
+                # Below 3 labels the sweeps return noise: they do not run and their share goes to the triangle count.
                 mode, labels = "single_block", np.zeros(n, dtype=np.int64)
                 # One block: its single cell is a second edge count, so the share the clustering sum took from the
                 # triangle count comes back out of it (down to a third of it; measured: Cora's triangle count is
@@ -482,35 +497,30 @@ class DPBTER(GraphGenerator):
                 moved = min(f["clustering_sum"], f["block_counts"] * 2.0 / 3.0)
                 f["block_counts"] -= moved
                 f["triangles"] += f["partition"] + moved
-        else:
-            mode, labels = self._select_candidate(graph, deg.values, budget, rng, f["partition"])
-            if self.use_node_order:
-                public["node_order"] = ("the node numbering is public under edge adjacency; contiguous runs of it "
-                                        "are candidate blocks")
-        labels = relabel(labels)
-        k = int(labels.max()) + 1
-        # Under the sweeps the later shares were chosen from released degrees: one entry flagged so makes the
-        # accountants certify the whole ledger by the pure-DP filter bound, which holds for both branches.
-        adaptive = budget.shares_chosen_from_releases() if self.partition == "sweeps" else nullcontext()
-        with adaptive:
-            noisy_counts = charge_laplace(budget, rng, group_pair_counts(graph, labels, k), epsilon=f["block_counts"],
-                                          sensitivity=1.0, stage="dp_bter.block_counts", proof=PROOF,
-                                          note=f"{k}x{k} block-pair edge counts (upper triangle with diagonal)")
-        # The cells' noisy sum estimates m with variance 2 C b^2 over C cells; the separate count has 2 b_m^2.
-        # Inverse-variance weighting of the two (post-processing) fixes the total, norm-sub fixes the cells.
-        noisy_m = float(charge_laplace(budget, rng, float(graph.num_edges), epsilon=f["edge_count"], sensitivity=1.0,
-                                       stage="dp_bter.edge_count", proof=PROOF, note="edge count, L1 sensitivity 1"))
-        var_cells = noisy_counts.size / f["block_counts"] ** 2
-        var_m = 1.0 / f["edge_count"] ** 2
-        total = (noisy_m / var_m + float(noisy_counts.sum()) / var_cells) / (1.0 / var_m + 1.0 / var_cells)
-        block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
-        if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share goes to triangles
-            f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
-        tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
-                                profile=self.clustering_profile)
-        csum = (release_clustering_sum(graph, budget, rng, epsilon=f["clustering_sum"], stage="dp_bter")
-                if f["clustering_sum"] > 0 else float("nan"))
-        comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
+            else:
+                mode, labels = self._select_candidate(graph, deg.values, budget, rng, f["partition"])
+                if self.use_node_order:
+                    public["node_order"] = ("the node numbering is public under edge adjacency; contiguous runs of "
+                                            "it are candidate blocks")
+            labels = relabel(labels)
+            k = int(labels.max()) + 1
+            noisy_counts = charge_laplace(budget, rng, group_pair_counts(graph, labels, k),
+                                          epsilon=f["block_counts"], sensitivity=1.0, stage="dp_bter.block_counts",
+                                          proof=PROOF, note=f"{k}x{k} block-pair edge counts (upper triangle with "
+                                                            "diagonal)")
+            # The cells' noisy sum estimates m with variance 2 C b^2 over C cells; the separate count has 2 b_m^2.
+            # Inverse-variance weighting of the two (post-processing) fixes the total, norm-sub fixes the cells.
+            var_cells = noisy_counts.size / f["block_counts"] ** 2
+            var_m = 1.0 / f["edge_count"] ** 2
+            total = (noisy_m / var_m + float(noisy_counts.sum()) / var_cells) / (1.0 / var_m + 1.0 / var_cells)
+            block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
+            if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
+                f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
+            tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
+                                    profile=self.clustering_profile)
+            csum = (release_clustering_sum(graph, budget, rng, epsilon=f["clustering_sum"], stage="dp_bter")
+                    if f["clustering_sum"] > 0 else float("nan"))
+            comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
         return FittedBTER(
             n,
             {"labels": labels, "block_counts": block_counts, "degrees": deg.values,
