@@ -367,6 +367,24 @@ def sampler_plan(classes: np.ndarray, ns: np.ndarray, edges: np.ndarray, pooled_
     return capped & ~ego, structured & ~ego, ego
 
 
+def part_size_prior(hist: np.ndarray, ns: np.ndarray) -> np.ndarray:
+    """Node-level density over degrees ``0 .. max(ns) - 1`` of one ego class's non-hub nodes (post-processing of its
+    projected histogram ``hist`` and the public node counts ``ns`` of its graphs): the hubs (one node of degree
+    ``n - 1`` per graph) are taken out of their bins, wide bins are spread evenly over their degrees. In a hub plus
+    disjoint cliques a non-hub node of a ``c``-clique has degree ``c``, so this is the class's distribution of the
+    clique size a node sits in (:func:`graphrelease.generators.deep_conditional.ego_clique_sizes`)."""
+    top = int(ns.max())
+    h = np.clip(np.asarray(hist, dtype=np.float64), 0.0, None).copy()
+    np.subtract.at(h, degree_bin(ns - 1), 1.0)  # the hubs
+    h = np.clip(h, 0.0, None)
+    out = np.zeros(top)
+    for b in range(h.size):
+        lo, hi = int(DEGREE_EDGES[b]), int(min(DEGREE_EDGES[b + 1], top))
+        if hi > lo:
+            out[lo:hi] += h[b] / (hi - lo)
+    return out
+
+
 @dataclass(frozen=True)
 class CollectionStats:
     """Released (post-processed) statistics, one entry per graph in collection order."""
@@ -385,6 +403,21 @@ class CollectionStats:
     structured: np.ndarray | None = None
     #: ego-network class (hub plus cliques, :func:`sampler_plan`)
     ego: np.ndarray | None = None
+    #: for the ego draw's clique sizes: the released (Laplace) edge counts, the Laplace scales of an edge count and
+    #: of a scaled triangle count, each graph's size class and the classes' :func:`part_size_prior` (rows padded)
+    raw_edges: np.ndarray | None = None
+    scales: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    part_prior: np.ndarray | None = None
+
+    def ego_inputs(self, i: int) -> tuple[np.ndarray, float, float, float] | None:
+        """(clique-size prior, released edge count, its Laplace scale, Laplace scale of the triangle count) of row
+        ``i``; ``None`` for tables without them (older saves draw cliques as before)."""
+        if self.part_prior is None or self.raw_edges is None or self.scales is None or self.classes is None:
+            return None
+        n = int(self.num_nodes[i])
+        return (self.part_prior[int(self.classes[i])][:n], float(self.raw_edges[i]), float(self.scales[0]),
+                float(self.scales[1]) * max(n - 2, 1))
 
     def degree_targets(self, i: int) -> np.ndarray:
         return self.degrees[i] if self.targets is None else self.targets[i]
@@ -404,6 +437,9 @@ class CollectionStats:
         for key in ("capped", "structured", "ego"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key).astype(bool).tolist()
+        for key in ("raw_edges", "scales", "classes", "part_prior"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key).tolist()
         return out
 
     @classmethod
@@ -413,7 +449,9 @@ class CollectionStats:
                    [np.asarray(x, dtype=np.float64) for x in d["degrees"]],
                    np.asarray(d["triangles"], dtype=np.float64), np.asarray(d["components"], dtype=np.int64),
                    targets, *(np.asarray(d[k], dtype=bool) if k in d else None
-                              for k in ("capped", "structured", "ego")))
+                              for k in ("capped", "structured", "ego")),
+                   *(np.asarray(d[k], dtype=np.int64 if k == "classes" else np.float64) if k in d else None
+                     for k in ("raw_edges", "scales", "classes", "part_prior")))
 
 
 def release_collection_stats(coll: GraphCollection, budget: Any, rng: np.random.Generator, *, epsilon: float,
@@ -500,4 +538,9 @@ def release_collection_stats(coll: GraphCollection, budget: Any, rng: np.random.
                                            triangles_present(noisy_t, ns, SCALED_TRIANGLE_SENSITIVITY / e_t))
     # an ego class's hub means at least n - 1 edges in each graph (an EB count below it left graphs disconnected)
     edges = np.where(ego, np.maximum(edges, ns - 1.0), edges)
-    return CollectionStats(ns, edges, degrees, tri, comps, targets, capped, structured, ego)
+    prior = np.zeros((noisy_h.shape[0], int(ns.max())))
+    for c in range(noisy_h.shape[0]):
+        prior[c, :int(ns[classes == c].max())] = part_size_prior(noisy_h[c], ns[classes == c])
+    scales = np.array([EDGE_SENSITIVITY / e_m, SCALED_TRIANGLE_SENSITIVITY / e_t])
+    return CollectionStats(ns, edges, degrees, tri, comps, targets, capped, structured, ego, noisy_m, scales, classes,
+                           prior)
