@@ -223,3 +223,47 @@ def test_triangle_test_still_fires_on_enzymes(data_dir):
     """ENZYMES (2.7 times G(n, m)'s triangles) still gets triangle structure in at least 18 of 20 seeded releases at
     epsilon 1 (measured 39 of 40 over seeds 0-39, as with the old rule)."""
     assert _structured_rate(_coll(data_dir, "ENZYMES"), range(20)) >= 0.9
+
+
+@pytest.mark.slow
+def test_ego_clique_sizes_beat_gnm_dp_on_imdb_degree_columns(data_dir):
+    """Seeded releases at epsilon 1 (seeds 0-5), the benchmark's 100 evaluated IMDB-MULTI graphs, one ego draw per
+    released row: the minimum-Bayes-risk clique sizes beat the old best-fit sizes by far on the degree cosine and
+    beat G(n, m) with a DP per-graph edge count (Laplace 1 / epsilon) on the degree cosine and the GINI error, both
+    averaged over the seeds. Measured with these seeds: degree cosine 0.806 (old 0.716, G(n, m)-DP 0.788), GINI error
+    0.021 (old 0.032, G(n, m)-DP 0.026)."""
+    from graphrelease.audit.compare import table1_statistics
+
+    coll = _coll(data_dir, "IMDB-MULTI")
+    idx = np.sort(np.random.default_rng(0).choice(len(coll), 100, replace=False))
+    orig = [coll[int(i)] for i in idx]
+    vec0 = [motifs.degree_vector(g) for g in orig]
+    gini0 = [table1_statistics(g)["gini"] for g in orig]
+
+    def scores(graphs):
+        return (motifs.mean_pairwise_cosine(vec0, [motifs.degree_vector(g) for g in graphs]),
+                float(np.mean([abs(a - table1_statistics(g)["gini"]) for a, g in zip(gini0, graphs)])))
+
+    new, old, gnm = [], [], []
+    for seed in range(6):
+        st = release_collection_stats(coll, Budget(epsilon=1.0, delta=1e-5, adjacency="edge", accountant="rdp"),
+                                      np.random.default_rng(seed), epsilon=1.0, cap=512, stage="t")
+        assert st.ego[idx].all()
+        rng = np.random.default_rng(100 + seed)
+        for out, inputs in ((new, True), (old, False)):
+            drawn = []
+            for i in idx:
+                n = int(st.num_nodes[i])
+                keep = ego_draw(n, st.edges[i], st.triangles[i], rng, st.degree_targets(i),
+                                st.ego_inputs(i) if inputs else None)
+                drawn.append(Graph(n, np.stack(np.triu_indices(n, 1))[:, keep].T.astype(np.int64)))
+            out.append(scores(drawn))
+        baseline = []
+        for g in orig:
+            iu = np.stack(np.triu_indices(g.num_nodes, 1))
+            m = int(np.clip(round(g.num_edges + rng.laplace(0.0, 1.0)), 0, iu.shape[1]))
+            baseline.append(Graph(g.num_nodes, iu[:, np.sort(rng.choice(iu.shape[1], m, replace=False))].T
+                                  .astype(np.int64)))
+        gnm.append(scores(baseline))
+    new, old, gnm = (np.mean(x, axis=0) for x in (new, old, gnm))
+    assert new[0] > old[0] + 0.05 and new[0] > gnm[0] and new[1] < gnm[1] < old[1]
