@@ -342,8 +342,8 @@ def sampler_plan(classes: np.ndarray, ns: np.ndarray, edges: np.ndarray, pooled_
     * ``structured``: the class's released triangles exceed ``EXCESS_TRIANGLES`` times G(n, m)'s expectation at the
       released edge counts, and the collection's lower bound ``tri_lower`` (:func:`triangle_lower_bound`) exceeds
       the collection's expectation (evidence of excess beyond the noise), and ``present``
-      (:func:`triangles_present`: false positives on a triangle-free collection at most ``TRIANGLE_FP``). Elsewhere the graphs are drawn G(n,
-      m)-like (uniform pair order): measured true ratios
+      (:func:`triangles_present`: false positives on a triangle-free collection at most ``TRIANGLE_FP``). Elsewhere
+      the graphs are drawn G(n, m)-like (uniform pair order): measured true ratios
       are 1.00-1.31 on IMDB-MULTI, whose degree columns the decoder's extra degree spread made worse than G(n, m)'s,
       and 1.8-3.1 on ENZYMES, 1.15-1.52 on IMDB-BINARY, 0 on MUTAG."""
     nf = ns.astype(np.float64)
