@@ -177,7 +177,43 @@ def _fmt(v: float, key: str) -> str:
 
 NOTES = """## Reading (of the run recorded above; 3 runs per measured / G(n, m) cell, see "runs")
 
-**What changed in `measured` for collections (this revision): ego networks.** IMDB graphs are actor ego networks:
+**What changed in `measured` for collections (this revision): a proved triangle test and ego clique sizes by
+minimum Bayes risk.** Two post-processing changes; no statistic, share or ledger entry changed. (1) *Triangle
+structure needs a test with a proved false-positive rate* (`deep_measured.triangles_present`). The old rule (the
+collection's released triangle total minus one noise standard deviation above G(n, m)'s expectation) passed on noise
+in 5 of 40 seeded MUTAG releases at epsilon 1 (12.5%) and closed triangles into triangle-free molecules (the
+previous DPGGAN MUTAG row: TC 3.4, clustering MMD 0.77). Now it must also pass a presence test: the released scaled
+counts `T_g / (n_g - 2)`, summed with weights 1 and with weights `n_g - 2`, each exceed a Chernoff threshold at level
+0.5% (Laplace moment generating function, minimised over a fixed grid; public values only), so on any collection
+without triangles it fires with probability at most 1% (union bound). On MUTAG's 188 graphs the threshold is 3.06
+noise standard deviations (a Gaussian z would say 2.33; a seeded simulation of 100,000 noise sums exceeds it in
+less than 1%, `test_laplace_sum_threshold_bounds_the_tail`). Seeded releases (fit seeds 0-39 / 0-19): MUTAG
+structured 0 of 40 at epsilon 1 (was 5), 0 of 20 at 0.5 and 4; ENZYMES (2.7 times G(n, m)'s triangles) 39 of 40 at
+epsilon 1 (unchanged) and 20 of 20 at 4 (unchanged), but 7 of 20 at 0.5 (the old rule: 14 of 20): at epsilon 0.5 the
+excess is below the 1% threshold in most releases, the price of the proof. Equal weights carry 1.6 thresholds (level 1%) of
+ENZYMES's signal at epsilon 1, the triangle total 1.3; against the old null (excess over G(n, m)) only 0.94, which
+is why the presence test asks "any triangles" and leaves "more than G(n, m)" to the old rule. (2) *Ego classes:
+clique sizes by minimum Bayes risk* (`deep_conditional.ego_clique_sizes`). The degree cosine lost to G(n, m) because
+the clique sizes were the best fit to the noisy edge count among proposals read off each graph's quantile degree
+targets, which are widely spread (a 17-node graph with casts of 4, 5 and 7 drew sizes 1, 2, 3, 4 and 6), and many
+spread compositions fit an edge count as well as the right one. Now: 1,500 compositions of the `n - 1` non-hub nodes
+with parts drawn from the class's released degree histogram (the public hubs taken out, wide bins spread; a node of
+a `c`-clique has degree `c`), weighted by the Laplace likelihood of the graph's released edge and triangle counts,
+and the one kept whose degree histogram has the highest posterior-weighted cosine with the others' (the Bayes choice
+under that loss). The released table also stores the raw released edge counts, the two noise scales, the classes
+and the class priors (all released values or public). Seeded releases at epsilon 1 (seeds 0-5, the bench's 100
+IMDB-MULTI graphs, one draw per row): degree cosine 0.68-0.74 -> 0.79-0.84 (G(n, m)-DP 0.78-0.80), GINI error
+0.028-0.037 -> 0.016-0.022 (0.024-0.028), triangle error 16-18 -> 12-19; IMDB-BINARY 0.50-0.56 -> 0.63-0.70 (0.64-0.65)
+(slow test `test_ego_clique_sizes_beat_gnm_dp_on_imdb_degree_columns`). The cost: the chosen composition's edge count
+is then brought to the released one by random non-hub edge edits, which break cliques, so the clustering MMD rises
+(IMDB-MULTI at epsilon 1: 0.011-0.020 -> 0.038-0.045; G(n, m)-DP 0.295). Drawing the composition exactly instead (no
+edits) kept it at 0.006-0.007 but gave up 0.014-0.027 of degree cosine (3 seeded releases: 0.772-0.823 against
+0.790-0.837), below G(n, m)-DP on average; not kept. Also tried (same seeds): the old proposals with the posterior
+mode or a posterior sample of the edge count (degree cosine 0.71-0.74), 400 or 4,000 proposals instead of 1,500
+(mean 0.804 / 0.809 against 0.811), the triangle term dropped from the likelihood (a scratch version: IMDB-MULTI about the same,
+IMDB-BINARY 0.60-0.66).
+
+**Previous revision: ego networks.** IMDB graphs are actor ego networks:
 every one of the 2,500 IMDB-MULTI and IMDB-BINARY graphs has a node linked to all others (the ego), and the rest is
 a union of film casts, cliques that all contain the ego (a 13-node graph with 42 edges: the hub plus two disjoint
 6-cliques; non-hub degrees 1-2 are 0.2% of non-hub nodes). G(n, m) cannot express that even with the true m
@@ -209,52 +245,48 @@ moving budget to triangles (0.45 or 0.6: degree cosine 0.56 / 0.51 against 0.57)
 (caps, triangle closing where the released triangles show an excess); only their edge share moved (0.50 -> 0.40).
 
 **Against G(n, m) with a DP per-graph edge count (issue "done when", epsilon 1, 3 runs, 100 evaluated graphs).**
-IMDB-MULTI, DPGVAE / DPGGAN `measured` against G(n, m)-DP: TC 16.5 / 15.8 vs 53.1, CPL 0.018 / 0.015 vs 0.032,
-motif cosine 0.961 / 0.964 vs 0.680, degree MMD 0.014 / 0.013 vs 0.032, clustering MMD 0.020 / 0.011 vs 0.295, orbit
-MMD 0.003 / 0.003 vs 0.054, LCC 0 / 0 vs 0 (tie); REDE 0.00637 / 0.00504 vs 0.00640 (a hair / a win), GINI 0.032 /
-0.027 vs 0.028 (loss / win); **degree cosine 0.732 / 0.741 vs 0.792: lost by both**. So DPGVAE wins 7, ties LCC and
-loses GINI and degree cosine; DPGGAN wins 8, ties LCC, loses degree cosine, where the previous revision tied
-everything within spread: not "every column". The
-degree cosine scores exact degree values per paired graph; a clique draw puts non-hub nodes at the clique sizes,
-right or wrong as a whole, where G(n, m)'s binomial spread always overlaps a little; at epsilon 1 the per-graph
-counts do not pin the sizes (above). At epsilon 4 and 10 the noise is small enough and both rows win all 10 (below).
-IMDB-BINARY: LCC 0 / 0 vs 0.010, TC 20.0 / 21.8 vs 80.8, CPL 0.018 / 0.020 vs 0.055, REDE 0.009 / 0.009 vs 0.012,
-motif cosine 0.945 / 0.950 vs 0.402, degree MMD 0.031 / 0.028 vs 0.111, clustering MMD 0.005 / 0.008 vs 0.904,
-orbit MMD 0.009 / 0.010 vs 0.231; GINI 0.037 / 0.041 vs 0.038 (win / loss); degree cosine 0.561 / 0.540 vs 0.639
-(loss): 9 and 8 of 10. ENZYMES: all 10 for both rows (LCC 1.30 / 1.05 vs 1.73, TC 10.6 / 10.8 vs 16.7, CPL 1.47 /
-1.47 vs 1.97, GINI 0.032 / 0.032 vs 0.108, REDE 0.005 / 0.005 vs 0.019, degree cosine 0.905 / 0.898 vs 0.794, motif
-cosine 0.909 / 0.908 vs 0.807, degree MMD 0.015 / 0.015 vs 0.266, clustering MMD 0.231 / 0.116 vs 0.609, orbit MMD
-0.031 / 0.027 vs 0.525). MUTAG: DPGVAE all 10 (LCC 0.35 vs 2.29, TC 0.9 vs 1.4, clustering MMD 0.205 vs 0.276, ...);
-DPGGAN loses TC (3.4 vs 1.4), motif cosine (0.916 vs 0.942) and clustering MMD (0.772 vs 0.276): 2 of its 3 fits
-(and 1 of DPGVAE's 3) had the collection's triangle test pass on noise and closed triangles into triangle-free
-molecules. That test is unchanged (`TRIANGLE_Z` 1, triangle share 0.30); over 40 seeded MUTAG releases at epsilon 1 it
-passes in 12.5% of fits, with the old shares too (same seeds, same 12.5%); z 1.5 / 2 would cut that to 7.5% / 0% but
-leave ENZYMES unstructured in 12.5% / 30% of fits (from 2.5%), so it stays: the MUTAG loss is that rule's known
-failure rate, hit 3 times in 6 here.
+IMDB-MULTI, DPGVAE / DPGGAN `measured` against G(n, m)-DP: **degree cosine 0.810 / 0.834 vs 0.792** (runs
+0.758-0.824 / 0.809-0.842 vs 0.777-0.802; the previous revision lost it, 0.732 / 0.741), **GINI 0.0175 / 0.0186 vs
+0.0278** (was 0.032 / 0.027), TC 12.1 / 14.0 vs 53.1, CPL 0.016 / 0.017 vs 0.032, REDE 0.003 / 0.004 vs 0.006, motif
+cosine 0.959 / 0.954 vs 0.680, degree MMD 0.007 / 0.007 vs 0.032, clustering MMD 0.038 / 0.045 vs 0.295, orbit MMD
+0.003 / 0.004 vs 0.054; LCC 0 / 0 vs 0, a tie at the floor (every ego draw is connected, as is every true graph;
+G(n, m)-DP's median is 0 too): 9 wins and a tie that no row can break, for both. IMDB-BINARY: 10 of
+10 for both (degree cosine 0.651 / 0.663 vs 0.639, was 0.561 / 0.540; GINI 0.027 / 0.027 vs 0.038; TC 19.1 / 15.0 vs
+80.8; clustering MMD 0.033 / 0.029 vs 0.904). ENZYMES: 10 of 10 for both (LCC 1.44 / 1.71 vs 1.73, TC 9.8 / 11.0 vs
+16.7, CPL 1.44 / 1.46 vs 1.97, GINI 0.032 / 0.030 vs 0.108, REDE 0.005 / 0.005 vs 0.019, degree cosine 0.898 / 0.906
+vs 0.794, motif cosine 0.921 / 0.904 vs 0.807, degree MMD 0.015 / 0.013 vs 0.266, clustering MMD 0.254 / 0.182 vs
+0.609, orbit MMD 0.013 / 0.031 vs 0.525); its sampler did not change, and DPGGAN's LCC win is within spread (runs
+1.46-1.94 against G(n, m)-DP's 1.68-1.89; DPGVAE 1.04-1.48). MUTAG: 10 of 10 for both (DPGGAN was 7: TC 0.67 vs
+1.37, was 3.44; motif cosine 0.975 vs 0.942, was 0.916; clustering MMD 0.133 vs 0.276, was 0.772; DPGVAE TC 0.81,
+clustering MMD 0.107 vs 0.276, LCC 0.03 vs 2.29): no run drew triangle structure.
 
 **Against the non-private GVAE (one model on the collection), MMDs within 1.5x: met.** Both `measured` rows are far
-below the GVAE's degree, clustering and orbit MMDs at epsilon 1 on IMDB-MULTI (0.013-0.014 vs 0.061, 0.011-0.020 vs
-1.235, 0.003 vs 0.160) and on ENZYMES (0.015 vs 0.468, 0.12-0.23 vs 0.64, 0.027-0.031 vs 0.391).
+below the GVAE's degree, clustering and orbit MMDs at epsilon 1 on IMDB-MULTI (0.007 vs 0.061, 0.038-0.045 vs
+1.235, 0.003-0.004 vs 0.160) and on ENZYMES (0.013-0.015 vs 0.468, 0.18-0.25 vs 0.64, 0.013-0.031 vs 0.391).
 
-**More epsilon, not worse.** IMDB-MULTI, DPGVAE `measured` at epsilon 0.5 / 1 / 4 / 10 (2 / 3 / 2 / 2 runs): degree
-cosine 0.688 / 0.732 / 0.833 / 0.862, GINI 0.035 / 0.032 / 0.016 / 0.014, TC 21.4 / 16.5 / 11.6 / 10.5, clustering
-MMD 0.039 / 0.020 / 0.002 / 0.001; at 4 and 10 both rows win all 10 columns against G(n, m)-DP (degree cosine 0.81-0.86
-vs 0.804 / 0.806, GINI 0.014-0.021 vs 0.023 / 0.022). At 0.5 degree cosine (0.688 / 0.695 vs 0.764), GINI (0.035 /
-0.038 vs 0.028) and REDE (0.007 / 0.008 vs 0.006) lose, the other 7 columns win. IMDB-BINARY, DPGVAE / DPGGAN at 0.5
-/ 4 / 10 (2 runs each; G(n, m)-DP 2 runs at 0.5 / 4 / 10, new): degree cosine 0.522 / 0.495, 0.637 / 0.619, 0.678 /
-0.686 against 0.636, 0.653, 0.642; GINI 0.044 / 0.048, 0.031 / 0.033, 0.026 / 0.026 against 0.033, 0.035, 0.034; the
-other 8 columns win at every epsilon (e.g. clustering MMD 0.006-0.043 vs 0.88-0.89, TC 14-31 vs 80-83). So
-IMDB-BINARY is 10 of 10 at epsilon 10, 9 of 10 at 4 (degree cosine), 8 of 10 at 0.5 and 1 (DPGVAE wins GINI at 1).
-Nothing gets worse from 1 to 4 to 10 on either IMDB collection beyond the spread of the two identical rows, except
-IMDB-BINARY's clustering MMD (0.005 / 0.008 -> 0.006-0.007 -> 0.013, all far below G(n, m)-DP's 0.89).
-ENZYMES and MUTAG were re-run at epsilon 1 only (their sampler did not change, their edge share did); their
-earlier 0.5 / 4 / 10 rows were dropped from the cache rather than shown for code that no longer exists.
+**Other epsilons (2 runs per `measured` cell, all four collections re-run with this revision).** IMDB-MULTI, DPGVAE /
+DPGGAN at epsilon 0.5 / 1 / 4 / 10: degree cosine 0.736 / 0.731, 0.810 / 0.834, 0.888 / 0.871, 0.927 / 0.910 against
+G(n, m)-DP's 0.764, 0.792, 0.804, 0.806 (was 0.688 / 0.695 at 0.5, 0.833 / 0.810 at 4); GINI 0.034 / 0.028, 0.018 /
+0.019, 0.010 / 0.012, 0.007 / 0.008 against 0.028, 0.028, 0.023, 0.022. So 10 of 10 at 4, 9 and the LCC floor tie at 1
+and 10; at 0.5 DPGVAE loses degree cosine and GINI, DPGGAN degree cosine and CPL (0.051 vs 0.050), 7 wins each as
+before. The ego rule's price shows at 0.5: clustering MMD 0.18 / 0.14 (was 0.039 / 0.077), orbit MMD 0.034 / 0.028
+(was 0.008 / 0.018), motif cosine 0.82 / 0.82 (was 0.90 / 0.87), still better than G(n, m)-DP's 0.31, 0.057, 0.66:
+the edge counts are noisier there, so more random edits follow the chosen composition. IMDB-BINARY at 0.5 / 4 / 10:
+degree cosine 0.599 / 0.645, 0.690 / 0.679, 0.732 / 0.719 against 0.637, 0.653, 0.642 (was 0.522 / 0.495, 0.637 /
+0.619, 0.678 / 0.686), GINI 0.041 / 0.034, 0.022 / 0.021, 0.018 / 0.016 against 0.033, 0.035, 0.034: 10 of 10 at 10, 9
+and a tie at 4, 8 / 9 at 0.5. ENZYMES at 0.5 / 4 / 10: 10 of 10 for both rows except DPGGAN's LCC at 0.5 (2.09 vs
+1.72); at 0.5 DPGVAE's clustering MMD 0.46 and orbit MMD 0.149 (DPGGAN 0.16 / 0.015) show releases where the
+triangle test did not fire (7 of 20 seeded releases fire at 0.5), still below G(n, m)-DP's 0.58 / 0.50. MUTAG at 0.5 /
+4 / 10: 10 of 10 for both rows (G(n, m)-DP re-run at those epsilons, 3 runs), e.g. TC 0.72-0.80 vs 1.61 and
+clustering MMD 0.09-0.13 vs 0.30 at 0.5. Nothing gets worse from 1 to 4 to 10 beyond the spread of the two identical
+rows: degree cosine and GINI improve monotonically on both IMDB collections; ENZYMES's clustering MMD 0.18-0.25 at 1
+and 0.16-0.18 at 4 and 10.
 
 **Collection default (decided on an earlier revision).** `measured` replaces `graphs` as the sound collection
 mode under edge adjacency (graph
 adjacency still uses `graphs`). The comparison that decided it (previous revision of `measured`, 2 runs; the
 current rows above beat DPGVAE `graphs` on all 10 columns at epsilon 1 on IMDB-MULTI and on ENZYMES, e.g. IMDB-MULTI
-degree cosine 0.732 vs 0.497, TC 16.5 vs 127.8): DPGVAE `measured` against DPGVAE `graphs`, same
+degree cosine 0.810 vs 0.497, TC 12.1 vs 127.8): DPGVAE `measured` against DPGVAE `graphs`, same
 epsilon, 10 columns each: IMDB-MULTI
 9/10 at epsilon 1 and 9/10 at 4 (it loses only LCC: 0.025 vs 0.005 and 0.010 vs 0.000); ENZYMES 8/10 at 1 (it loses
 clustering MMD 0.559 vs 0.321 and orbit MMD 0.401 vs 0.283) and 8/10 at 4 (it loses TC 16.2 vs 15.3 and clustering
@@ -409,31 +441,30 @@ the cumulative counts (sd 57 against ~90 nodes per degree) are too noisy to spli
 branch's history keeps it). What remains for Facebook at epsilon 1 is a sampler that keeps the released hub degrees
 without exposing their upward noise (the saturation correction above did not), or more budget on the degrees.
 
-**Fit cost ("done when").** A 1,500-graph collection: `measured` fits IMDB-MULTI in 7.7-8.9 CPU-s and ENZYMES (600
-graphs) in 9.3-10.0 CPU-s, fit plus 100 counterparts (the table's column, epsilon 1); a seeded fit of IMDB-MULTI took 6.6
-CPU-s and the counterparts of all 1,500 graphs 17.1 CPU-s more (the ego draw's 400 size proposals per graph; target
-under 5 CPU-min). One
+**Fit cost ("done when").** A 1,500-graph collection: `measured` fits IMDB-MULTI in 7.0-7.8 CPU-s and ENZYMES (600
+graphs) in 12.0-12.5 CPU-s, fit plus 100 counterparts (the table's column, epsilon 1, medians); a seeded fit of
+IMDB-MULTI took 8.2 CPU-s and the counterparts of all 1,500 graphs 3.9 CPU-s more (the previous revision: 6.6 +
+17.1; the 1,500 proposals per ego graph are drawn and scored as arrays, ~1.5 CPU-s for the collection; target under 5
+CPU-min). One
 graph with 504k edges (Slashdot), mode `measured`, epsilon 1: fit + one sample 30.2 CPU-s for DPGVAE
 (`buckets` took 84; target under 120), asserted by the slow test
 `tests/generators/test_deep_single.py::test_slashdot_fit_under_2_cpu_minutes`. The network trains on a breadth-first
 ball of 8,000 skeleton nodes (a full-graph step on Slashdot's skeleton took ~0.8 CPU-s), then encodes every node in
 one pass.
 
-**Runs.** The "runs" column gives each cell's count. Re-run with the code of this revision: both `measured` rows on
-all four collections at epsilon 1 (3 each) and on IMDB-MULTI and IMDB-BINARY at 0.5 / 4 / 10 (2 each), G(n, m)-DP on
-IMDB-BINARY at 0.5 / 4 / 10 (2 each). Rows whose code did not change keep their recorded runs: G(n, m) (true m, and
-DP at 0.5 / 1 / 4 / 10 on IMDB-MULTI / ENZYMES, at 1 on MUTAG / IMDB-BINARY: 3), per-graph DP Chung-Lu, DPGVAE
-`graphs` and the non-private GVAE (2, 2, and 2 on IMDB-MULTI / 1 on ENZYMES), 3 per one-graph row. The `measured`
-rows of the previous revision (ENZYMES at 0.5 / 4 / 10 among them) were removed from the cache. The command at the
-top fills the cache in `--cache` up to 3 runs per cell, so it would also run the rows listed under "Not run".
+**Runs.** The "runs" column gives each cell's count. Re-run with the code of this revision (issue 16 follow-up on
+collections): both `measured` rows on all four collections at epsilon 1 (3 each) and at 0.5 / 4 / 10 (2 each), and
+G(n, m)-DP on MUTAG at 0.5 / 4 / 10 (3 each). Rows whose code did not change keep their recorded runs: G(n, m) (true m,
+and DP on IMDB-MULTI / ENZYMES / IMDB-BINARY, and on MUTAG at 1), per-graph DP Chung-Lu, DPGVAE `graphs` and the
+non-private GVAE, and the one-graph rows. The `measured` rows of the previous revision were replaced in
+`reports/deep_generators.jsonl` (the report's cache); their figures are quoted above as "was". The command at the top
+fills the cache in `--cache` up to 3 runs per cell, so it would also run the rows listed under "Not run".
 
-**Not run:** `measured` on ENZYMES and MUTAG at epsilon 0.5 / 4 / 10 (this revision; the previous one's ENZYMES rows
-showed degree cosine 0.875 / 0.907 / 0.920 / 0.927 at 0.5 / 1 / 4 / 10), a third run of the IMDB cells at 0.5 / 4 /
-10; MUTAG and IMDB-BINARY rows other than G(n, m) and `measured`; epsilon 0.5 and 10 for Chung-Lu and DPGVAE
-`graphs`; DPGGAN `graphs` (the earlier report found it within 0.02 of DPGVAE `graphs`) and the paper mode
-(`reports/dpggan_reproduction.md` has it on IMDB-MULTI, per-graph models; not private). 100 evaluated graphs per
-cell, because the 2 cores were shared with 3 other sessions; the previous revision's all-graph spread check (1,500
-IMDB-MULTI / 600 ENZYMES graphs) was not repeated.
+**Not run:** a third run of the `measured` cells at 0.5 / 4 / 10; MUTAG and IMDB-BINARY rows other than G(n, m) and
+`measured`; epsilon 0.5 and 10 for Chung-Lu and DPGVAE `graphs`; DPGGAN `graphs` (the earlier report found it within
+0.02 of DPGVAE `graphs`) and the paper mode (`reports/dpggan_reproduction.md` has it on IMDB-MULTI, per-graph models;
+not private). 100 evaluated graphs per cell, because the 2 cores were shared with 3 other sessions; the all-graph
+spread check (1,500 IMDB-MULTI / 600 ENZYMES graphs) of an earlier revision was not repeated.
 
 ## Diagnosis: why more epsilon gave worse graphs (measured, issue 16 item 1)
 
