@@ -181,8 +181,10 @@ def trim_to_degrees(n: int, keys: np.ndarray, caps: np.ndarray, rng: np.random.G
 
 
 def merge_components(n: int, keys: np.ndarray, target_components: float, weights: np.ndarray,
-                     rng: np.random.Generator, *, protected: np.ndarray | None = None) -> np.ndarray:
-    """Join components to the largest one until at most ``target_components`` remain; edge count kept.
+                     rng: np.random.Generator, *, protected: np.ndarray | None = None, pay: bool = True
+                     ) -> np.ndarray:
+    """Join components to the largest one until at most ``target_components`` remain; edge count kept (with
+    ``pay=False`` the joining edges are added and nothing is deleted).
 
     Candidates, in order: the largest non-largest components first, isolated nodes with the largest ``weights``
     (released degrees) before other isolated nodes; nodes whose weight rounds to 0 come last. Each join adds an
@@ -219,6 +221,8 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     targets = in_giant[rng.choice(in_giant.size, size=cand.size, p=pw / pw.sum())]
     added = pair_keys(np.stack([rep[cand], targets], axis=1), n)
     added = added[np.sort(np.unique(added, return_index=True)[1])]  # distinct, in the candidates' priority order
+    if not pay:
+        return sorted_unique(np.concatenate([keys, added]))
     e = keys_to_edges(keys, n)
     deg = np.bincount(e.ravel(), minlength=n)
     in_giant_edge = comp[e[:, 0]] == giant
