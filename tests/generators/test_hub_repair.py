@@ -1,0 +1,115 @@
+"""The hub-degree repair of the dp_bter sampler (issues 15 and 16): repeated rounds, deletions that spare triangles,
+and (slow, seeded, Facebook with shuffled ids) the sampled wedges and degree KL it is for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphrelease.generators.affinity as affinity
+from graphrelease.audit.compare import degree_histogram_kl
+from graphrelease.generators import GENERATORS
+from graphrelease.generators.affinity import edge_support, repair_hub_degrees
+from graphrelease.generators.classical_common import pair_keys
+from graphrelease.graph import Graph
+from graphrelease.privacy.budget import Budget
+
+
+def _hub_graph(seed: int = 0) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Node 0 released at degree 250 holding 150 edges (to nodes 1-150); nodes 1-300 released at 10, each in one of
+    100 disjoint triangles plus random pairs. Half of the hub's uniform Chung-Lu partners are already neighbours."""
+    rng = np.random.default_rng(seed)
+    n = 301
+    tri = np.arange(1, n).reshape(-1, 3)
+    triangles = np.vstack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
+    pairs = rng.integers(1, n, size=(1100, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    hub = np.column_stack([np.zeros(150, dtype=np.int64), np.arange(1, 151)])
+    keys = np.unique(pair_keys(np.vstack([triangles, pairs, hub]), n))
+    degrees = np.full(n, 10.0)
+    degrees[0] = 250.0
+    return n, keys, degrees, np.unique(pair_keys(triangles, n))
+
+
+def _degree(n: int, keys: np.ndarray, node: int) -> int:
+    return int(np.sum(keys // n == node) + np.sum(keys % n == node))
+
+
+def test_repeated_rounds_give_the_hub_what_colliding_partners_took():
+    """One round drops the partners that are already neighbours (half of them here) and leaves the hub short beyond
+    Poisson noise; the default rounds re-draw until it is within 2 sd of its released degree. Edge count kept."""
+    n, keys, degrees, _ = _hub_graph()
+    bound = 250 - 2.0 * np.sqrt(251.0)
+    once = repair_hub_degrees(n, keys, degrees, np.random.default_rng(1), rounds=1)
+    full = repair_hub_degrees(n, keys, degrees, np.random.default_rng(1))
+    assert once.size == keys.size and full.size == keys.size
+    assert np.unique(full).size == full.size and np.all(full // n < full % n)
+    assert _degree(n, keys, 0) == 150
+    assert _degree(n, once, 0) < bound <= _degree(n, full, 0)
+
+
+def test_repair_deletes_the_edges_in_fewest_triangles():
+    """Payment for the hub's new edges comes from edges in no triangle while the random pool holds enough of them.
+    About half of the non-hub edges are in a triangle (many through the hub), so a uniform deletion would take half
+    of its edges from triangles; the repair takes (almost) none, and never one of the 100 disjoint triangles."""
+    for seed in range(4):
+        n, keys, degrees, triangles = _hub_graph(seed=seed)
+        support = edge_support(n, keys, np.arange(keys.size))
+        non_hub = keys // n != 0
+        assert 0.3 < np.mean(support[non_hub] == 0) < 0.6
+        out = repair_hub_degrees(n, keys, degrees, np.random.default_rng(2))
+        gone = ~np.isin(keys, out)
+        assert gone.sum() == np.setdiff1d(out, keys).size > 50
+        assert _degree(n, out, 0) > 220
+        assert np.mean(support[gone] == 0) >= 0.95
+        assert not np.isin(triangles, keys[gone]).any()
+
+
+def test_protected_edges_are_never_deleted():
+    n, keys, degrees, triangles = _hub_graph(seed=5)
+    free = np.setdiff1d(keys, triangles)
+    protected = free[: free.size // 2]
+    out = repair_hub_degrees(n, keys, degrees, np.random.default_rng(4), protected=protected)
+    assert np.isin(protected, out).all() and out.size == keys.size
+
+
+@pytest.fixture(scope="module")
+def facebook(data_dir):
+    from graphrelease.io import read_graph
+
+    fb = read_graph(Path(data_dir) / "raw" / "facebook_combined.txt.gz").data
+    perm = np.random.default_rng(11).permutation(fb.num_nodes)
+    return Graph.from_edges(fb.num_nodes, perm[fb.edges], name="facebook")[0]
+
+
+@pytest.mark.slow
+def test_facebook_wedges_and_degree_kl_with_the_repair(facebook):
+    """Seeded (10 fits per generator and epsilon, the same seeds; ~2 min). Before the repeated, triangle-sparing
+    repair the sampled wedges fell 4-6% short of the released degrees' (medians 0.954 at epsilon 1, 0.949 at 4: the
+    top hubs' lost edges) and dp_bter's degree KL (audit metric) was 0.126 / 0.107 against dp_dcsbm's 0.123 / 0.099
+    on these seeds. Now: wedges within 3.5% (measured 0.972 / 0.980) and the KL no worse than dp_dcsbm's at epsilon 1
+    (measured 0.111 against 0.123), tied at 4 (0.099 against 0.099; allowance 0.005, the old 0.107 fails it)."""
+    d0 = facebook.degrees()
+    for eps, allowance in ((1.0, 0.0), (4.0, 0.005)):
+        ratios, kl = [], {"dp_bter": [], "dp_dcsbm": []}
+        for seed in range(10):
+            for name in kl:
+                fitted = GENERATORS.get(name)(seed=seed).fit(facebook, Budget(epsilon=eps, delta=1e-6,
+                                                                               adjacency="edge"))
+                degrees = fitted.sample(1, rng=np.random.default_rng(seed))[0].degrees().astype(np.float64)
+                kl[name].append(degree_histogram_kl(d0, degrees.astype(np.int64)))
+                if name == "dp_bter":
+                    released = fitted.arrays["degrees"].astype(np.float64)
+                    ratios.append(np.sum(degrees * (degrees - 1)) / np.sum(released * (released - 1)))
+        assert np.median(ratios) >= 0.965, (eps, ratios)
+        assert np.median(kl["dp_bter"]) <= np.median(kl["dp_dcsbm"]) + allowance, (eps, kl)
+
+
+def test_default_rounds_are_read_at_call_time(monkeypatch):
+    """The module constant is the default (the slow tests and scratch ablations set it)."""
+    n, keys, degrees, _ = _hub_graph()
+    monkeypatch.setattr(affinity, "REPAIR_ROUNDS", 1)
+    one = repair_hub_degrees(n, keys, degrees, np.random.default_rng(1))
+    np.testing.assert_array_equal(one, repair_hub_degrees(n, keys, degrees, np.random.default_rng(1), rounds=1))
