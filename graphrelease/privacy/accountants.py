@@ -308,7 +308,7 @@ class RDPAccountant(Accountant):
         if not entries:
             return AccountingResult(self.name, 0.0, delta, "rdp: empty ledger")
         pure = pure_total(entries)
-        if pure is not None and chosen_adaptively(entries):
+        if chosen_adaptively(entries):  # raises unless the whole ledger is pure DP
             return AccountingResult(self.name, pure, delta, ADAPTIVE_FILTER_NOTE)
         eps, best = rdp_analysis.rdp_to_epsilon(self.curve(entries), delta, self.orders)
         if pure is not None and pure < eps:
@@ -339,7 +339,7 @@ class PLDAccountant(Accountant):
         if not entries:
             return AccountingResult(self.name, 0.0, delta, "pld: empty ledger")
         pure = pure_total(entries)
-        if pure is not None and chosen_adaptively(entries):
+        if chosen_adaptively(entries):  # raises unless the whole ledger is pure DP
             return AccountingResult(self.name, pure, delta, ADAPTIVE_FILTER_NOTE)
         key = json.dumps([e.to_dict() for e in entries], sort_keys=True, default=str)
         composed = _composed_pld(key)
@@ -381,8 +381,17 @@ ADAPTIVE_FILTER_NOTE = ("pure-dp privacy filter: later shares were chosen from e
 
 
 def chosen_adaptively(entries: Sequence[LedgerEntry]) -> bool:
-    """True when some entry's share was chosen from earlier releases (see ``Budget.shares_chosen_from_releases``)."""
-    return any(bool(e.params.get("adaptive_share")) for e in entries)
+    """True when some entry's share was chosen from earlier releases (see ``Budget.shares_chosen_from_releases``).
+
+    Such a ledger must be pure DP throughout: only the pure-DP filter is certified for it. Composing the realised
+    ledger of a mixed one (adaptive pure shares next to Gaussian or subsampled entries) by PLD or RDP is not a
+    bound for every branch, so it is refused rather than silently composed."""
+    adaptive = any(bool(e.params.get("adaptive_share")) for e in entries)
+    if adaptive and pure_total(entries) is None:
+        mixed = sorted({e.mechanism for e in entries if _spec(e).kind not in ("laplace", "br", "pure")})
+        raise OptionError(f"ledger mixes shares chosen from earlier releases with {', '.join(mixed)} entries: only a "
+                          "pure-DP ledger can be certified by the privacy filter; spend them from separate budgets")
+    return adaptive
 
 
 def pure_total(entries: Sequence[LedgerEntry]) -> float | None:
@@ -454,7 +463,7 @@ def compute_delta(ledger_or_entries, epsilon: float, accountant: str = "rdp") ->
     if not entries:
         return 0.0
     pure = pure_total(entries)
-    if pure is not None and chosen_adaptively(entries):
+    if chosen_adaptively(entries):  # raises unless the whole ledger is pure DP
         return 0.0 if pure <= float(epsilon) else 1.0  # only the pure filter bound is certified for such a ledger
     if accountant == "pld":
         key = json.dumps([e.to_dict() for e in entries], sort_keys=True, default=str)

@@ -126,6 +126,12 @@ def _row_stage_problems(entry, adjacency_kind: str, k: int | None) -> list[str]:
     return []
 
 
+#: Stages whose utility is proved monotone (one edge moves one coordinate of one selection, in one direction), so that
+#: their selection is epsilon-DP at noise scale sensitivity / epsilon (docs/privacy.md#dp-partition). Any other
+#: entry stating ``monotone`` is refused: the flag halves the epsilon the verifier recomputes.
+MONOTONE_UTILITY_STAGES = frozenset({"dp_bter.partition_down", "dp_bter.partition_up"})
+
+
 def declared_sensitivity(adjacency_kind: str, stage: str) -> float | None:
     """The proved sensitivity of ``stage`` under ``adjacency_kind``, or None when it is not a constant."""
     return DECLARED_SENSITIVITY.get((str(adjacency_kind), str(stage)))
@@ -150,6 +156,8 @@ def _entry_problems(entry, adjacency_kind: str) -> list[str]:
         if abs(implied - float(p["epsilon"])) > 1e-9 * max(1.0, implied):
             problems.append(f"{entry.stage}: noisy-max epsilon {p['epsilon']} != sensitivity {entry.sensitivity} / "
                             f"scale {p['scale']} = {implied:.6g}")
+    if p.get("monotone") and entry.stage not in MONOTONE_UTILITY_STAGES:
+        problems.append(f"{entry.stage}: states a monotone utility, which no proof of this stage establishes")
     if entry.mechanism in ("exponential", "gumbel_topk") and "scale" in p:
         # Gumbel-max at scale 2 Delta / epsilon (Delta / epsilon for a monotone utility); see
         # noise.exponential_mechanism_scale. Entries from before the scale was stated carry none and are not checked.
@@ -161,7 +169,8 @@ def _entry_problems(entry, adjacency_kind: str) -> list[str]:
     if entry.mechanism == "exponential" and "keep_probability" in p:
         # randomised response on cells: bounded range ln(p/q) + ln((1-q)/(1-p)) must not exceed the stated epsilon
         keep, flip_in = float(p["keep_probability"]), float(p["flip_in_probability"])
-        implied = math.log(keep / flip_in) + math.log1p(-flip_in) - math.log1p(-keep)
+        # |ln(p/q)| + |ln((1-q)/(1-p))|: the range for either ordering of p and q (the code always has p > q)
+        implied = abs(math.log(keep / flip_in)) + abs(math.log1p(-flip_in) - math.log1p(-keep))
         if implied > float(p["epsilon"]) * (1 + 1e-9) + 1e-12:
             problems.append(f"{entry.stage}: cell reports with keep {keep:g} and flip-in {flip_in:g} have bounded "
                             f"range {implied:.6g} > stated epsilon {p['epsilon']}")

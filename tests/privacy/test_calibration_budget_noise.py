@@ -179,3 +179,20 @@ def test_shares_chosen_from_releases_are_certified_by_the_pure_filter_bound():
                                                                         if k != "adaptive_share"},
                          sensitivity=e.sensitivity) for e in entries]
     assert analyse(plain, 1e-5, "pld").epsilon < 0.999
+
+
+def test_adaptive_shares_next_to_a_gaussian_entry_are_refused_not_composed():
+    """Only the pure-DP filter is certified for shares chosen from earlier releases: a ledger that also holds a
+    Gaussian entry has no certified bound here, so charging it fails with a one-line error (it used to compose the
+    realised ledger by PLD, a bound for one branch only)."""
+    from graphrelease.privacy.accountants import analyse
+
+    b = Budget(epsilon=3.0, delta=1e-5, adjacency="edge")
+    with b.shares_chosen_from_releases():
+        b.charge(LedgerEntry(mechanism="laplace", stage="later", params={"epsilon": 0.5, "scale": 2.0},
+                             sensitivity=1.0))
+    gauss = LedgerEntry(mechanism="gaussian", stage="model", params={"noise_multiplier": 5.0}, sensitivity=1.0)
+    with pytest.raises(OptionError, match="pure-DP ledger"):
+        b.charge(gauss)
+    with pytest.raises(OptionError, match="gaussian"):
+        analyse(list(b.ledger.entries) + [gauss], 1e-5, "pld")

@@ -34,7 +34,7 @@ def _selection_entries(graph) -> list:
     em_refine(graph, labels, budget, rng, epsilon=0.2, volume_share=share, stage="t.em", proof="privgraph")
     em_refine_sequential(graph, labels, budget, rng, epsilon=0.2, stage="t.seq", proof="privgraph")
     degree_ordered_partition(graph, graph.degrees().astype(float), budget, rng, epsilon_down=0.4, epsilon_up=0.0,
-                             stage="t.sweep", proof="dp-partition", num_labels=3, selection="exponential")
+                             stage="dp_bter.partition", proof="dp-partition", num_labels=3, selection="exponential")
     bter_budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
     GENERATORS.get("dp_bter")(partition="candidates").fit(graph, bter_budget)
     picked = [e for e in bter_budget.ledger if e.stage == "dp_bter.partition_select"]
@@ -51,7 +51,7 @@ def test_selection_entries_state_their_scale_and_an_edited_epsilon_is_refused(co
     entries = _selection_entries(cora)
     kinds = {e.mechanism for e in entries}
     assert {"exponential", "gumbel_topk"} <= kinds
-    assert {e.stage for e in entries} >= {"t.cap", "t.em", "t.seq", "t.sweep_down", "dp_bter.partition_select",
+    assert {e.stage for e in entries} >= {"t.cap", "t.em", "t.seq", "dp_bter.partition_down", "dp_bter.partition_select",
                                           "dpar.appr.select"}
     for entry in entries:
         assert "scale" in entry.params, entry.stage
@@ -61,6 +61,14 @@ def test_selection_entries_state_their_scale_and_an_edited_epsilon_is_refused(co
         # a scale halved without the epsilon (twice the stated privacy for the noise drawn) is refused too
         halved = dataclasses.replace(entry, params={**entry.params, "scale": entry.params["scale"] / 2})
         assert entry_problems(halved, "edge"), entry.stage
+
+
+def test_a_monotone_flag_is_only_accepted_on_a_stage_proved_monotone(cora):
+    """`monotone` halves the epsilon the verifier recomputes from a scale, so an entry cannot claim it for itself."""
+    (select,) = [e for e in _selection_entries(cora) if e.stage == "dp_bter.partition_select"]
+    forged = dataclasses.replace(select, params={**select.params, "epsilon": select.params["epsilon"] / 2,
+                                                 "monotone": True})
+    assert any("monotone" in p for p in entry_problems(forged, "edge"))
 
 
 def test_gumbel_at_the_stated_scale_samples_the_exponential_mechanism():
@@ -85,3 +93,7 @@ def test_randomized_response_states_its_cell_probabilities(cora):
     wider = dataclasses.replace(cells, params={**cells.params, "flip_in_probability":
                                                cells.params["flip_in_probability"] / 3})
     assert any("bounded range" in p for p in entry_problems(wider, "edge"))
+    # swapped probabilities (keep < flip-in) leak as much as the originals: the range is taken in absolute value
+    swapped = dataclasses.replace(cells, params={**cells.params, "keep_probability": 0.1, "flip_in_probability": 0.9,
+                                                 "epsilon": 0.01})
+    assert any("bounded range" in p for p in entry_problems(swapped, "edge"))
