@@ -21,9 +21,10 @@ samples do not). Loss per graph: squared relative errors of the expected degrees
 with the requested node count, fresh noise, shift ``b`` so the expected edge count is the released one, then follow
 the row's released plan (:func:`graphrelease.generators.deep_measured.sampler_plan`): in a class without a triangle
 excess the pair probabilities are replaced by a constant (G(n, m)-like); in a sub-binomial class the released
-(rounded) edge count is drawn under integer degree caps (:func:`capped_draw`) and, where structured, triangles are
-closed by degree-preserving swaps (:func:`close_triangles`); otherwise independent Bernoulli edges are brought to
-the released count. Components are joined to the released count; node ids are shuffled.
+(rounded) edge count is drawn under integer degree caps (:func:`capped_draw`), otherwise independent Bernoulli edges
+are brought to the released count; in a structured class (capped or not) triangles are then closed by
+degree-preserving swaps (:func:`close_triangles`; without it an uncapped structured class kept the decoder's
+G(n, m)-like triangle count: held-out geometric collection, reports/deep_generators.md). Components are joined to the released count; node ids are shuffled.
 """
 
 from __future__ import annotations
@@ -528,7 +529,7 @@ class FittedMeasured(FittedGenerator):
             keep = capped_draw(iu, p, integer_targets(targets, 2 * total, rng), total, rng)
         else:
             keep = _exact_count(rng.random(p.size) < p, p, total, rng)
-        if sampler == "auto" and capped and structured:
+        if sampler == "auto" and structured:
             pos = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(iu[0], iu[1]))}
             closed = close_triangles(n, [(int(a), int(b)) for a, b in zip(iu[0][keep], iu[1][keep])], t, rng)
             keep = np.zeros(p.size, dtype=bool)

@@ -91,8 +91,8 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     assert stages[4] == "dp_bter.partition_down" and "dp_bter.partition_up" not in stages
     down = budget.ledger.entries[4]
     assert down.mechanism == "permute_and_flip"
-    # With the default shares the sweeps also take SWEEP_SHIFT from the block counts, triangles, clustering sum,
-    # sorted degrees and cumulative degree counts (the per-node degrees, which order the sweep, keep their share).
+    # With the default shares the sweeps also take SWEEP_SHIFT from the block counts, triangles and clustering sum
+    # (the degrees keep their shares).
     moved = sum(SWEEP_SHIFT.values())
     assert down.params["epsilon"] == pytest.approx(8.0 * (DEFAULT_FRACTIONS["partition"] + moved))
     spent = {}
@@ -425,21 +425,22 @@ def test_average_clustering_does_not_swing_with_where_the_sampler_stops(data_dir
     assert np.median(swings) < 0.1 and np.median(errors) < 0.25, (errors, swings)
 
 
-#: The default shares after the first step of SWEEP_SHIFT only (partition 0.42: block counts, triangles, clustering
-#: sum), spent as given: the share set the degree step is measured against.
-FIRST_STEP_SHARES = {"sorted_degrees": 0.22, "rank_degrees": 0.10, "cumulative_degrees": 0.05, "partition": 0.42,
-                     "block_counts": 0.03, "edge_count": 0.04, "triangles": 0.08, "clustering_sum": 0.03,
-                     "components": 0.03}
+#: The default shares after SWEEP_SHIFT plus its measured-not-adopted degree step (partition 0.58: 0.13 of the
+#: sorted degrees' share and 0.03 of the cumulative counts' too), spent as given.
+DEGREE_STEP_SHARES = {"sorted_degrees": 0.09, "rank_degrees": 0.10, "cumulative_degrees": 0.02, "partition": 0.58,
+                      "block_counts": 0.03, "edge_count": 0.04, "triangles": 0.08, "clustering_sum": 0.03,
+                      "components": 0.03}
 
 
 @pytest.mark.slow
 def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
     """Seeded (3 fits x 1 draw per share set, the same seeds): on permuted Facebook at epsilon 1 the default
-    shares, which move SWEEP_SHIFT (partition 0.58) to the partition when the sweeps run, give a higher median
-    Louvain NMI between the input and the synthetic graph than its first step alone (partition 0.42: block counts,
-    triangles, clustering sum), and that one a higher median than the base shares spent as given (partition 0.31).
-    The gains are the partition's; the triangle count still matches within 5%. These seeds (measured 2026-11-24):
-    0.361 / 0.336 / 0.365 against 0.285 / 0.256 / 0.283 against 0.195 / 0.219 / 0.226; ~25 s."""
+    shares, which move SWEEP_SHIFT (partition 0.42: block counts, triangles, clustering sum) to the partition when
+    the sweeps run, give a higher median Louvain NMI between the input and the synthetic graph than the base shares
+    spent as given (partition 0.31). Taking the degree step too (partition 0.58) raises it further; it is not the
+    default because it costs degree KL (8 seeded fits: Facebook 0.110 -> 0.132, reports/structure_fidelity.md).
+    The triangle count still matches within 5%. These seeds (measured 2026-11-24): 0.361 / 0.336 / 0.365 (degree
+    step) against 0.285 / 0.256 / 0.283 (default) against 0.195 / 0.219 / 0.226; ~25 s."""
     from sklearn.metrics import normalized_mutual_info_score as nmi
 
     from graphrelease.audit.statistics import louvain_partition
@@ -452,7 +453,8 @@ def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
     louvain = louvain_partition(g, seed=0)
     tri = triangle_count(g)
     scores = {}
-    for name, shares in (("shifted", None), ("first_step", FIRST_STEP_SHARES), ("as_given", dict(DEFAULT_FRACTIONS))):
+    for name, shares in (("degree_step", DEGREE_STEP_SHARES), ("default", None),
+                         ("as_given", dict(DEFAULT_FRACTIONS))):
         vals = []
         for seed in range(3):
             fitted = DPBTER(fractions=shares, seed=500 + seed).fit(g, Budget(epsilon=1.0, delta=1e-6,
@@ -461,5 +463,5 @@ def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
             vals.append(nmi(louvain, louvain_partition(s, seed=0)))
             assert abs(triangle_count(s) - tri) <= 0.05 * tri
         scores[name] = vals
-    assert np.median(scores["shifted"]) > np.median(scores["first_step"]) + 0.03, scores
-    assert np.median(scores["first_step"]) > np.median(scores["as_given"]) + 0.03, scores
+    assert np.median(scores["degree_step"]) > np.median(scores["default"]) + 0.03, scores
+    assert np.median(scores["default"]) > np.median(scores["as_given"]) + 0.03, scores
