@@ -24,7 +24,8 @@ excess the pair probabilities are replaced by a constant (G(n, m)-like); in a su
 (rounded) edge count is drawn under integer degree caps (:func:`capped_draw`), otherwise independent Bernoulli edges
 are brought to the released count; in a structured class (capped or not) triangles are then closed by
 degree-preserving swaps (:func:`close_triangles`; without it an uncapped structured class kept the decoder's
-G(n, m)-like triangle count: held-out geometric collection, reports/deep_generators.md). Components are joined to the released count; node ids are shuffled.
+G(n, m)-like triangle count: held-out geometric collection, reports/deep_generators.md). Components are joined to
+the released count; node ids are shuffled.
 """
 
 from __future__ import annotations

@@ -126,6 +126,9 @@ def _row_stage_problems(entry, adjacency_kind: str, k: int | None) -> list[str]:
     return []
 
 
+#: Selection mechanisms whose stated noise scale the verifier recomputes epsilon from, with the name its messages use.
+SELECTION_NAMES = {"permute_and_flip": "noisy-max", "exponential": "exponential-mechanism",
+                   "gumbel_topk": "exponential-mechanism"}
 #: Stages whose utility is proved monotone (one edge moves one coordinate of one selection, in one direction), so that
 #: their selection is epsilon-DP at noise scale sensitivity / epsilon (docs/privacy.md#dp-partition). Any other
 #: entry stating ``monotone`` is refused: the flag halves the epsilon the verifier recomputes.
@@ -150,21 +153,17 @@ def entry_problems(entry, adjacency_kind: str, k: int | None = None) -> list[str
 def _entry_problems(entry, adjacency_kind: str) -> list[str]:
     problems = []
     p = entry.params
-    if entry.mechanism == "permute_and_flip" and "scale" in p:
-        # exponential noise of scale Delta / epsilon for monotone scores (docs/privacy.md#permute-and-flip)
-        implied = float(entry.sensitivity) / float(p["scale"])
-        if abs(implied - float(p["epsilon"])) > 1e-9 * max(1.0, implied):
-            problems.append(f"{entry.stage}: noisy-max epsilon {p['epsilon']} != sensitivity {entry.sensitivity} / "
-                            f"scale {p['scale']} = {implied:.6g}")
     if p.get("monotone") and entry.stage not in MONOTONE_UTILITY_STAGES:
         problems.append(f"{entry.stage}: states a monotone utility, which no proof of this stage establishes")
-    if entry.mechanism in ("exponential", "gumbel_topk") and "scale" in p:
-        # Gumbel-max at scale 2 Delta / epsilon (Delta / epsilon for a monotone utility); see
-        # noise.exponential_mechanism_scale. Entries from before the scale was stated carry none and are not checked.
-        implied = (1.0 if p.get("monotone") else 2.0) * float(entry.sensitivity) / float(p["scale"])
+    if entry.mechanism in SELECTION_NAMES and "scale" in p:
+        # A selection's noise scale fixes its epsilon: Delta / scale for report-noisy-max with exponential noise and
+        # for a monotone utility (docs/privacy.md#permute-and-flip), 2 Delta / scale for Gumbel-max
+        # (noise.exponential_mechanism_scale). Entries from before the scale was stated carry none: not checked.
+        factor = 1.0 if entry.mechanism == "permute_and_flip" or p.get("monotone") else 2.0
+        implied = factor * float(entry.sensitivity) / float(p["scale"])
         if abs(implied - float(p["epsilon"])) > 1e-9 * max(1.0, implied):
-            problems.append(f"{entry.stage}: exponential-mechanism epsilon {p['epsilon']} != "
-                            f"{'' if p.get('monotone') else '2 x '}sensitivity {entry.sensitivity} / scale "
+            problems.append(f"{entry.stage}: {SELECTION_NAMES[entry.mechanism]} epsilon {p['epsilon']} != "
+                            f"{'' if factor == 1.0 else '2 x '}sensitivity {entry.sensitivity} / scale "
                             f"{p['scale']} = {implied:.6g}")
     if entry.mechanism == "exponential" and "keep_probability" in p:
         # randomised response on cells: bounded range ln(p/q) + ln((1-q)/(1-p)) must not exceed the stated epsilon
