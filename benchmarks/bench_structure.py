@@ -1,11 +1,13 @@
 """Structure fidelity of the edge-DP single-graph generators (issue 15): writes ``reports/structure_fidelity.md``.
 
 For every (dataset, epsilon, generator, run): fit under ``Budget(epsilon, delta=1e-6, adjacency="edge")``, draw one
-graph, and compare it with the input: edges, triangles, global clustering (3T / wedges), average clustering (igraph
-``transitivity_avglocal_undirected``, zeros for degree < 2), modularity of each graph's own Louvain partition
-(relative error), NMI of the two Louvain partitions (node ids aligned), degree KL(P_orig || P_syn), number of
-connected components and the largest component's share of the nodes. Cells report the MEDIAN over the runs. Fit and
-sample CPU seconds (``time.process_time``, imports warmed up first) and the peak traced memory of fit + sample
+graph, and compare it with the input on the structure the issue asks for (edges, triangles, 4-cliques, global
+clustering 3T / wedges, average clustering (igraph ``transitivity_avglocal_undirected``, zeros for degree < 2),
+modularity of each graph's own Louvain partition, NMI of the two Louvain partitions (node ids aligned), degree
+KL(P_orig || P_syn), number of connected components and the largest component's share of the nodes) and on every
+other PGB query of ``bench_edge_dp.pgb_statistics`` (degree variance, diameter, CPL, degree assortativity, degree
+Wasserstein-1, overlap and MAE of the top 1% eigenvector centralities). Cells report the MEDIAN over the runs. Fit
+and sample CPU seconds (``time.process_time``, imports warmed up first) and the peak traced memory of fit + sample
 (``tracemalloc``) are reported too. Each cell is cached as JSON (``--cache``), so runs can be split and resumed.
 
 Regenerate (the grid in the report)::
@@ -37,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_edge_dp import DATA, degree_kl  # noqa: E402
+from bench_edge_dp import DATA, pgb_statistics  # noqa: E402
+from bench_edge_dp import compare as pgb_compare  # noqa: E402
 from bench_edge_dp import load_dataset as _load_edge_dp  # noqa: E402
 
 from graphrelease.graph import Graph  # noqa: E402
@@ -47,6 +50,7 @@ REPORT = ROOT / "reports" / "structure_fidelity.md"
 COLUMNS = [
     ("edges_re", "RE edges"),
     ("triangles_re", "RE triangles"),
+    ("four_cliques_re", "RE 4-cliques"),
     ("global_clustering_re", "RE global clust."),
     ("avg_clustering_re", "RE avg clust."),
     ("modularity_re", "RE modularity"),
@@ -57,6 +61,17 @@ COLUMNS = [
     ("fit_cpu_s", "fit CPU s"),
     ("sample_cpu_s", "sample CPU s"),
     ("peak_mb", "peak MB"),
+]
+#: The other PGB queries (second table per dataset; the first already holds edges, triangles, both clusterings,
+#: modularity, Louvain NMI and degree KL).
+PGB_COLUMNS = [
+    ("degree_variance_re", "RE degree var."),
+    ("diameter_re", "RE diameter"),
+    ("cpl_re", "RE CPL"),
+    ("assortativity_re", "RE assortativity"),
+    ("degree_w1", "degree W1"),
+    ("evc_overlap", "EVC top-1% overlap"),
+    ("evc_mae", "EVC MAE"),
 ]
 
 
@@ -86,39 +101,19 @@ def _load_unpermuted(name: str) -> Graph:
 def statistics(graph: Graph) -> dict:
     from graphrelease.audit import statistics as st
 
-    d = graph.degrees().astype(np.float64)
-    tri = float(st.triangle_count(graph))
-    wedges = float((d * (d - 1) / 2).sum())
+    stats = pgb_statistics(graph)
     ncomp, comp = sp.csgraph.connected_components(graph.to_csr(), directed=False)
-    members = st.louvain_partition(graph, seed=0)
-    return {
-        "edges": float(graph.num_edges),
-        "triangles": tri,
-        "global_clustering": 3.0 * tri / wedges if wedges else 0.0,
-        "avg_clustering": float(graph.to_igraph().transitivity_avglocal_undirected(mode="zero"))
-        if graph.num_edges else 0.0,
-        "modularity": st.modularity(graph, members),
-        "components": int(ncomp),
-        "lcc_share": float(np.bincount(comp).max() / graph.num_nodes),
-        "_degrees": graph.degrees(),
-        "_louvain": members,
-    }
+    stats.update(four_cliques=float(st.four_clique_count(graph)), components=int(ncomp),
+                 lcc_share=float(np.bincount(comp).max() / graph.num_nodes))
+    return stats
 
 
 def compare(orig: dict, syn: dict) -> dict:
-    from sklearn.metrics import normalized_mutual_info_score
-
-    out = {}
-    for key in ("edges", "triangles", "global_clustering", "avg_clustering", "modularity"):
-        a, b = orig[key], syn[key]
-        out[f"{key}_re"] = abs(b - a) / abs(a) if a else float("nan")
-    out["louvain_nmi"] = float(normalized_mutual_info_score(orig["_louvain"], syn["_louvain"]))
-    out["degree_kl"] = degree_kl(orig["_degrees"], syn["_degrees"])
-    out["components"] = syn["components"]
-    out["lcc_share"] = syn["lcc_share"]
-    out["triangles"] = syn["triangles"]
-    out["global_clustering"] = syn["global_clustering"]
-    out["avg_clustering"] = syn["avg_clustering"]
+    out = pgb_compare(orig, syn, len(orig["_degrees"]))
+    a, b = orig["four_cliques"], syn["four_cliques"]
+    out["four_cliques_re"] = abs(b - a) / a if a else float("nan")
+    for key in ("components", "lcc_share", "triangles", "four_cliques", "global_clustering", "avg_clustering"):
+        out[key] = syn[key]
     return out
 
 
@@ -197,7 +192,10 @@ def render(cache: Path, command: str, inputs: dict, notes: str) -> str:
         "|x_syn - x| / |x|. Global clustering = 3 triangles / wedges; average clustering = mean local clustering with "
         "0 for degree < 2 (igraph); modularity = of each graph's own Louvain partition (igraph, seeded); Louvain NMI "
         "= NMI of the two Louvain partitions with node ids aligned; degree KL = KL(P_orig || P_syn) of the degree "
-        "histograms (1e-10 floor); components and LCC share of the synthetic graph. Fit / sample CPU s = process "
+        "histograms (1e-10 floor); components and LCC share of the synthetic graph. The second table per dataset "
+        "holds the other PGB queries: degree variance, diameter and CPL (exact up to 3,000 nodes, else sampled "
+        "sources), degree assortativity, Wasserstein-1 distance of the degree distributions, and the top 1% of "
+        "nodes by eigenvector centrality (share of the same nodes; MAE of their unit-norm scores). Fit / sample CPU s = process "
         "time of `fit` / of drawing one graph; peak MB = peak traced memory of fit + sample; 2 shared cores.",
         "",
     ]
@@ -212,19 +210,26 @@ def render(cache: Path, command: str, inputs: dict, notes: str) -> str:
         lines += [f"## {d}", ""]
         if inp:
             lines += [f"Input: {inp['nodes']:,} nodes, {int(inp['edges']):,} edges, {int(inp['triangles']):,} "
-                      f"triangles, global clustering {inp['global_clustering']:.3f}, average clustering "
+                      f"triangles, {int(inp.get('four_cliques', 0)):,} 4-cliques, global clustering "
+                      f"{inp['global_clustering']:.3f}, average clustering "
                       f"{inp['avg_clustering']:.3f}, Louvain modularity {inp['modularity']:.3f}, "
                       f"{inp['components']} components, LCC share {inp['lcc_share']:.3f}.", ""]
-        header = "| epsilon | generator | runs | spent | " + " | ".join(lbl for _, lbl in COLUMNS) + " |"
-        lines += [header, "|" + "---|" * (len(COLUMNS) + 4)]
-        for eps in sorted({k[1] for k in cells if k[0] == d}):
-            for gname in ("dp_bter", "dp_dcsbm", "privgraph", "chung_lu"):
-                rs = cells.get((d, eps, gname))
-                if not rs:
-                    continue
-                row = [f"{eps:g}", gname, str(len(rs)), f"{max(r['spent_epsilon'] for r in rs):.3f}"]
-                row += [_fmt(key, [r.get(key) for r in rs]) for key, _ in COLUMNS]
-                lines.append("| " + " | ".join(row) + " |")
+        eps_values = sorted({k[1] for k in cells if k[0] == d})
+        for columns, title in ((COLUMNS, None), (PGB_COLUMNS, "The other PGB queries:")):
+            if title:
+                if not any(key in r for rs in cells.values() for r in rs for key, _ in columns):
+                    continue  # cells cached before these queries were measured
+                lines += ["", title, ""]
+            lines += ["| epsilon | generator | runs | spent | " + " | ".join(lbl for _, lbl in columns) + " |",
+                      "|" + "---|" * (len(columns) + 4)]
+            for eps in eps_values:
+                for gname in ("dp_bter", "dp_dcsbm", "privgraph", "chung_lu"):
+                    rs = cells.get((d, eps, gname))
+                    if not rs:
+                        continue
+                    row = [f"{eps:g}", gname, str(len(rs)), f"{max(r['spent_epsilon'] for r in rs):.3f}"]
+                    row += [_fmt(key, [r.get(key) for r in rs]) for key, _ in columns]
+                    lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
