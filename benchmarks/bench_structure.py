@@ -182,7 +182,7 @@ def _fmt(key: str, values: list) -> str:
     return f"{med:.3f}"
 
 
-def render(cache: Path, command: str, inputs: dict, notes: str) -> str:
+def render(cache: Path, command: str, inputs: dict, notes: str, appendix: str = "") -> str:
     cells: dict = {}
     for f in sorted(cache.glob("*.json")):
         r = json.loads(f.read_text())
@@ -242,6 +242,8 @@ def render(cache: Path, command: str, inputs: dict, notes: str) -> str:
                     row += [_fmt(key, [r.get(key) for r in rs]) for key, _ in columns]
                     lines.append("| " + " | ".join(row) + " |")
         lines.append("")
+    if appendix:
+        lines += [appendix]
     return "\n".join(lines) + "\n"
 
 
@@ -256,6 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-permute", action="store_true", help="keep the datasets' own node numbering")
     ap.add_argument("--report", default=str(REPORT))
     ap.add_argument("--notes-file", default=None, help="markdown inserted after the legend")
+    ap.add_argument("--appendix-file", default=None, help="markdown appended after the tables")
     ap.add_argument("--command", default=None, help="the regenerate command shown in the report header")
     args = ap.parse_args(argv)
     cache = Path(args.cache)
@@ -289,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
                                + " ".join(a for a in (argv if argv is not None else sys.argv[1:])
                                           if a != "--render-only"))
     notes = Path(args.notes_file).read_text() if args.notes_file else ""
-    Path(args.report).write_text(render(cache, command.strip(), inputs, notes))
+    appendix = Path(args.appendix_file).read_text() if args.appendix_file else ""
+    Path(args.report).write_text(render(cache, command.strip(), inputs, notes, appendix))
     print(f"wrote {args.report}")
 
 
