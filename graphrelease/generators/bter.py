@@ -46,8 +46,9 @@ one, their triangles counted against the released triangle count, or, when the d
 released sum, a steeper group density (:math:`\rho_g \propto s_g^\beta` on groups inside one block) that moves
 triangles from small groups to large ones, and, when the closures leave the sum short beyond its noise (dense graphs,
 where a closure adds about :math:`1/\binom{d}{2}`), a flatter one (:math:`\beta < 0`) that moves them the other way;
-(d) components other than the largest are joined to it, the largest first, until the released component count is
-reached, then the pieces those joins' deletions split off are joined again without deleting.
+(d) components other than the largest are joined to it, the largest first, until the released component count,
+soft-thresholded by one noise scale (:func:`~graphrelease.generators.affinity.component_target`), is reached, then
+the pieces those joins' deletions split off are joined again without deleting.
 Time and memory are linear in the edges, except for the triangle listings of the clustering sum, which grow with
 the 2-paths of the degree orientation (Slashdot, 504k edges: 16-24 CPU-s and 0.8 GiB traced for fit + sample at
 epsilon 1 / 4).
@@ -82,6 +83,7 @@ from graphrelease.generators.classical_common import (
 )
 from graphrelease.generators.affinity import (
     affinity_groups,
+    component_target,
     group_densities,
     merge_components,
     power_for_clustering,
@@ -103,6 +105,7 @@ from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modula
 from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
 from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
+    COMPONENT_SENSITIVITY,
     merge_profile_classes,
     profile_classes,
     release_component_count,
@@ -421,11 +424,12 @@ class FittedBTER(ReleasedParams):
             rho = group_densities(starts, max_edges, wanted, power, shape)
             keys, inner = self._draw(rng, order, starts, rho)
         _, keys, inner = best
-        keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng, protected=inner)
+        comps = component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
+        keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
         # The joins' deletions split small pieces off the largest component (a deleted edge between two nodes of
         # degree >= 3 can still be a bridge; LastFM, released count 1: 15-25 components left, pieces of 3-10 nodes).
         # They are joined again without deleting: that adds as many edges as pieces (about 0.1% of the edges).
-        keys = merge_components(n, keys, float(self.arrays["components"]), degrees, rng, pay=False)
+        keys = merge_components(n, keys, comps, degrees, rng, pay=False)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
 
 
@@ -578,6 +582,7 @@ class DPBTER(GraphGenerator):
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
              "clustering_sum_scale": (clustering_sensitivity(CLUSTERING_CAP) / f["clustering_sum"]
                                       if f["clustering_sum"] > 0 else 0.0),
-             "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile},
+             "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile,
+             "component_scale": COMPONENT_SENSITIVITY / f["components"]},
             public_assumptions=public, reproducible_seed_used=used_seed,
         )
