@@ -215,11 +215,14 @@ class DegreeRelease:
 
     values: np.ndarray
     noisy_per_node: np.ndarray
+    #: The values before :func:`debias_wedges` (same order; equal to ``values`` without it).
+    plain: np.ndarray | None = None
 
 
 def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon_sorted: float,
                     epsilon_rank: float, stage: str, epsilon_cumulative: float = 0.0,
-                    dither: bool = True, dither_multiple: float | None = None) -> DegreeRelease:
+                    dither: bool = True, dither_multiple: float | None = None, wedges: bool = True
+                    ) -> DegreeRelease:
     r"""Sorted degree sequence (Hay et al. 2009, Thm. 1: L1 sensitivity 2; isotonic regression is their constrained
     inference) plus per-node degrees (L1 sensitivity 2) used only for the order of the nodes.
 
@@ -229,8 +232,9 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
     Node ``i`` receives the isotonic :math:`\tilde S` value of its rank in :math:`\tilde d` (post-processing). With
     ``dither`` (default) the values above the low end spliced from the cumulative counts are first spread by a
     multiple of their plateaus' standard errors (:func:`dither_plateaus`); the multiple is ``dither_multiple`` if
-    given, else chosen by :func:`dither_scale`'s parametric bootstrap on the released values. Both are
-    post-processing with public randomness.
+    given, else chosen by :func:`dither_scale`'s parametric bootstrap on the released values; with ``wedges``
+    (default, needs ``dither``) :func:`debias_wedges` then takes the noise's excess out of the wedge count. All of it
+    is post-processing with public randomness.
     """
     n = graph.num_nodes
     deg = graph.degrees().astype(np.float64)
@@ -266,11 +270,15 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
         scale = dither_scale(sorted_vals, fit, ~spliced, noise_sd, rng.spawn(1)[0]) if dither_multiple is None \
             else float(dither_multiple)
         sorted_vals = dither_plateaus(sorted_vals, fit, ~spliced, scale * noise_sd, rng)
+    plain = sorted_vals
+    if dither and wedges:
+        # After the dither, whose variance it takes out of W too; spawned generator as for the scale above.
+        sorted_vals = debias_wedges(sorted_vals, fit, ~spliced, noise_sd, scale, rng.spawn(1)[0])
     # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
     order = np.lexsort((rng.random(n), noisy_node))
-    values = np.empty(n)
-    values[order] = sorted_vals
-    return DegreeRelease(values=values, noisy_per_node=noisy_node)
+    values, before = np.empty(n), np.empty(n)
+    values[order], before[order] = sorted_vals, plain
+    return DegreeRelease(values=values, noisy_per_node=noisy_node, plain=before)
 
 
 #: Number of released cumulative-degree counts ``#{v : d_v <= j}``, ``j = 0 .. CUMULATIVE_DEGREES - 1``.
@@ -391,6 +399,71 @@ def dither_scale(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd
         for i, c in enumerate(scales):
             loss[i] += degree_histogram_kl(truth, np.rint(dither_plateaus(v2, f2, free, c * noise_sd, rng, normals=z)))
     return float(scales[int(np.argmin(loss))])
+
+
+#: Bootstrap replicates of :func:`debias_wedges`, the quantile of the free values above which it shrinks, and the
+#: largest share of their distance to it that it may take.
+WEDGE_REPLICATES = 16
+WEDGE_PIVOT = 0.9
+WEDGE_MAX_SHRINK = 0.5
+
+
+def debias_wedges(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd: float, multiple: float,
+                  rng: np.random.Generator, replicates: int = WEDGE_REPLICATES) -> np.ndarray:
+    r"""Post-processing: the sorted released degrees with the excess of their wedge count :math:`W = \sum_v
+    \binom{d_v}{2}` that the release's own noise adds taken out (public randomness, released values only).
+
+    A noisy value :math:`d + e` has :math:`E[(d + e)^2] = d^2 + \mathrm{Var}(e)`: isotonic plateaus average the noise
+    away where values are close, hubs (one entry per plateau) keep all of it, and :func:`dither_plateaus` adds
+    variance on purpose; so :math:`W`, and with it the global clustering :math:`3T/W`, comes out biased. The excess is
+    measured by a parametric bootstrap like :func:`dither_scale`'s: the rounded released sequence as the truth,
+    ``replicates`` fresh Laplace releases (antithetic pairs) through the same isotonic fit, interpolation and dither
+    (``multiple`` of ``noise_sd``), the ``free`` complement kept. The free values above their ``WEDGE_PIVOT``
+    quantile are then moved towards it by one common share (bisection, at most ``WEDGE_MAX_SHRINK``) until
+    :math:`W` is the released one minus the mean excess. Only the top is shrunk: that is where the excess sits, and
+    the degree histogram's mass is below it (shrinking every value above the mean moved the mid degrees: Cora-ML
+    released-degree KL +0.009 to +0.013 over 20 seeded releases at epsilon 1; above the 0.9 / 0.95 quantile +0.002 /
+    -0.001, se 0.004). The degree total drops by what the top gives up; the sampler's edge total comes from the
+    block counts, not from this sum.
+
+    Measured (dp_bter, epsilon 1, 24 paired seeded fits, permuted ids): released :math:`W` / input :math:`W` Cora
+    1.197 -> 1.005, Cora-ML 1.101 -> 0.995, sampled 1.205 -> 1.038 and 1.167 -> 1.044; dense graphs barely move
+    (Facebook, Chameleon: released 1.015 -> 1.007, 1.008 -> 0.995). ``reports/structure_fidelity.md``, "The wedge
+    count".
+    """
+    v = np.asarray(values, dtype=np.float64)
+    n = v.size
+    if n < 3 or not np.any(free):
+        return v.copy()
+    truth = np.rint(v)
+    excess, pairs = 0.0, max(int(replicates) // 2, 1)
+    for _ in range(pairs):
+        # Antithetic pairs (noise e and -e, dither draws z and -z): the hubs' term 2 d e, mean zero but the bulk of a
+        # replicate's spread, cancels (Cora-ML at epsilon 1: sd of the excess / W 0.084 per replicate, 0.020 per pair).
+        lap, z = rng.laplace(0.0, noise_sd / np.sqrt(2.0), n), rng.standard_normal(n)
+        for sign in (1.0, -1.0):
+            f2 = isotonic_increasing(truth + sign * lap)
+            v2 = np.clip(interpolate_plateaus(f2), 0.0, n - 1)
+            v2[~free] = truth[~free]
+            excess += wedge_count(dither_plateaus(v2, f2, free, multiple * noise_sd, rng, normals=sign * z))
+    target = wedge_count(v) - (excess / (2 * pairs) - wedge_count(truth))
+    if target >= wedge_count(v):
+        return v.copy()
+    pivot = float(np.quantile(v[free], WEDGE_PIVOT))
+    top = free & (v > pivot)
+
+    def shrunk(share: float) -> np.ndarray:
+        out = v.copy()
+        out[top] -= share * (v[top] - pivot)
+        return out
+
+    lo, hi = 0.0, WEDGE_MAX_SHRINK
+    if wedge_count(shrunk(hi)) > target:
+        return shrunk(hi)  # order kept: a common share towards the pivot is monotone
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if wedge_count(shrunk(mid)) > target else (lo, mid)
+    return shrunk(0.5 * (lo + hi))
 
 
 def interpolate_plateaus(y: np.ndarray) -> np.ndarray:
