@@ -66,7 +66,7 @@ def main() -> None:
                 for r in range(3):
                     rng = np.random.default_rng(100 + r)
                     b = Budget(epsilon=100, delta=1e-6, adjacency="edge")
-                    dhat = release_degrees(g, b, rng, epsilon_sorted=0.22, epsilon_rank=0.10, stage="d").values
+                    dhat = release_degrees(g, b, rng, epsilon_sorted=0.22, epsilon_rank=0.10, stage="d").plain
                     lab = relabel(mech(g, dhat, eps, rng, b))
                     res.append((nmi(lv, lab), st.modularity(g, lab), lab.max() + 1))
                 med = np.median(np.array(res), axis=0)

@@ -569,7 +569,7 @@ class DPBTER(GraphGenerator):
                 f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
             # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
             # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
-            # triangles / input 1.145 -> 1.066, Cora-ML 1.013 -> 0.989).
+            # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
             tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                     profile=self.clustering_profile)
             csum = (release_clustering_sum(graph, budget, rng, epsilon=f["clustering_sum"], stage="dp_bter")

@@ -215,8 +215,9 @@ class DegreeRelease:
 
     values: np.ndarray
     noisy_per_node: np.ndarray
-    #: The values before :func:`debias_wedges` (same order; equal to ``values`` without it).
-    plain: np.ndarray | None = None
+    #: The values before :func:`debias_wedges` (same order; equal to ``values`` without it). The label sweeps read
+    #: these: their settings were measured on them, and the correction moves only the top values, not their order.
+    plain: np.ndarray
 
 
 def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon_sorted: float,
@@ -273,7 +274,7 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
     plain = sorted_vals
     if dither and wedges:
         # After the dither, whose variance it takes out of W too; spawned generator as for the scale above.
-        sorted_vals = debias_wedges(sorted_vals, fit, ~spliced, noise_sd, scale, rng.spawn(1)[0])
+        sorted_vals = debias_wedges(sorted_vals, ~spliced, noise_sd, scale, rng.spawn(1)[0])
     # Ties in the noisy ranking broken by random (public) order, so equal noisy degrees do not favour low ids.
     order = np.lexsort((rng.random(n), noisy_node))
     values, before = np.empty(n), np.empty(n)
@@ -408,7 +409,7 @@ WEDGE_PIVOT = 0.9
 WEDGE_MAX_SHRINK = 0.5
 
 
-def debias_wedges(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_sd: float, multiple: float,
+def debias_wedges(values: np.ndarray, free: np.ndarray, noise_sd: float, multiple: float,
                   rng: np.random.Generator, replicates: int = WEDGE_REPLICATES) -> np.ndarray:
     r"""Post-processing: the sorted released degrees with the excess of their wedge count :math:`W = \sum_v
     \binom{d_v}{2}` that the release's own noise adds taken out (public randomness, released values only).
@@ -427,9 +428,9 @@ def debias_wedges(values: np.ndarray, fit: np.ndarray, free: np.ndarray, noise_s
     block counts, not from this sum.
 
     Measured (dp_bter, epsilon 1, 24 paired seeded fits, permuted ids): released :math:`W` / input :math:`W` Cora
-    1.197 -> 1.005, Cora-ML 1.101 -> 0.995, sampled 1.205 -> 1.038 and 1.167 -> 1.044; dense graphs barely move
-    (Facebook, Chameleon: released 1.015 -> 1.007, 1.008 -> 0.995). ``reports/structure_fidelity.md``, "The wedge
-    count".
+    1.197 -> 1.005, Cora-ML 1.101 -> 0.995, sampled 1.205 -> 1.038 and 1.167 -> 1.044; on dense graphs the released
+    W is already within 1.5% and barely moves. It never raises W. ``benchmarks/notes/structure_fidelity_log.md``
+    (appended to ``reports/structure_fidelity.md``), "The wedge count".
     """
     v = np.asarray(values, dtype=np.float64)
     n = v.size

@@ -73,8 +73,9 @@ def _bfs_ball(graph: Graph, size: int) -> Graph:
 def test_a_small_connected_graph_stays_connected_when_its_count_is_inside_the_noise(data_dir):
     """A 300-node piece of Cora around its hub (one component) at epsilon 1, where the count's noise scale (33) is a
     tenth of the nodes. Read as it stood, a released 7-15 left 7-15 components (seeds 0, 8, 12, 13) and a released
-    50-68 cost the largest component 17-42% of the nodes (seeds 2, 4, 6); the soft threshold joins what the count
-    cannot tell from noise (seeded fits and samples: a test of the sampler)."""
+    50-68 cost the largest component 18-22% of the nodes (seeds 2, 4, 6: 0.777 / 0.817 / 0.817, against 0.887 /
+    0.927 / 0.950 with the threshold); the soft threshold joins what the count cannot tell from noise (seeded fits
+    and samples: a test of the sampler)."""
     ball = _bfs_ball(load_npz_graph(data_dir, "cora"), 300)
     assert _components(ball.num_nodes, np.sort(pair_keys(np.asarray(ball.edges), ball.num_nodes))) == 1
     inside, shares = 0, []
@@ -87,4 +88,4 @@ def test_a_small_connected_graph_stays_connected_when_its_count_is_inside_the_no
             inside += 1
             assert ncomp == 1, seed
     assert inside >= 12  # the seeds above: 13 of 16 releases are inside the noise
-    assert np.median(shares) == 1.0 and min(shares) >= 0.85  # old: 0.58 (seed 4), 0.78 (seed 2)
+    assert np.median(shares) == 1.0 and min(shares) >= 0.85  # without the threshold: 0.777 (seed 2)

@@ -201,7 +201,7 @@ def test_noisy_max_sweep_finds_more_facebook_communities_than_the_exponential_me
     for seed in range(3):
         rng = np.random.default_rng(seed)
         budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
-        dhat = release_degrees(g, budget, rng, epsilon_sorted=0.22, epsilon_rank=0.10, stage="d").values
+        dhat = release_degrees(g, budget, rng, epsilon_sorted=0.22, epsilon_rank=0.10, stage="d").plain
         new.append(nmi(louvain, degree_ordered_partition(g, dhat, budget, rng, epsilon_down=0.31, epsilon_up=0.0,
                                                          stage="p", proof="docs/privacy.md#dp-partition")))
         k_old = int(np.clip(np.floor(0.217 * dhat.mean() / 1.5), 2, 32))
