@@ -356,7 +356,7 @@ sampling with the affinity edges excluded loses hub edges (nodes of degree 150-2
 short, the top four 47-85 short; 18-27 nodes land in 200-300 where the input has 36), while Chung-Lu keeps them
 (37-39). Degrees >= 100 carry 0.11 (`dp_dcsbm`) and 0.15 (`dp_bter`) of the floor-metric KL (medians of 6-8 fits).
 
-*What changed.* The plateau dither's scale (`dp_stats.dither_scale`): instead of one plateau standard error, a multiple
+*What changed.* The plateau dither's scale (`degree_postprocess.dither_scale`): instead of one plateau standard error, a multiple
 (1, 1.5, 2 or 3) chosen per release by a parametric bootstrap on the release's own values (stand-in truth: the
 released sequence; replicates: fresh Laplace draws of the known scale through the same isotonic fit; criterion: the
 degree-histogram KL). Post-processing, no new statistic, no ledger change; 0.2 CPU-s at Slashdot's 82k nodes. Released-histogram KL (12 seeded

@@ -306,7 +306,7 @@ def test_block_margins_follow_the_excess_degrees():
 
 
 def test_plateau_interpolation_is_monotone_and_spreads_runs():
-    from graphrelease.generators.dp_stats import interpolate_plateaus
+    from graphrelease.generators.degree_postprocess import interpolate_plateaus
 
     y = np.array([0.0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 7, 7])
     z = interpolate_plateaus(y)
@@ -325,7 +325,7 @@ def test_utility_does_not_get_worse_from_epsilon_1_to_4(cora):
     count's noise scatters it on both sides: single fits 0.06-0.75). Five fits were too few for the 0.05 allowance:
     after the bootstrap-chosen degree dither the first five epsilon-1 fits' median average clustering error fell to
     0.21 while epsilon 4's was 0.29, with 12 fits 0.37 and 0.28 (before the dither: 0.35 and 0.24). Twelve were too
-    few after the wedge correction (dp_stats.debias_wedges): its first 12 epsilon-1 fits' median triangle error fell
+    few after the wedge correction (degree_postprocess.debias_wedges): its first 12 epsilon-1 fits' median triangle error fell
     to 0.083 (0.124 without it) while epsilon 4's was 0.160 (0.137); over 36 fits 0.096 and 0.102 (without it 0.130
     and 0.094)."""
     from graphrelease.audit.statistics import triangle_count as tc
@@ -494,14 +494,15 @@ def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
 def test_sampled_wedges_follow_the_input_on_a_sparse_graph_with_hubs(data_dir, monkeypatch):
     """Seeded (16 fits each way, paired: the same noise up to the wedge correction; ~5 s). Cora-ML (permuted ids) at
     epsilon 1: its hubs (degree 70-246) are measured by one noisy entry each and the degree dither adds variance,
-    so without :func:`~graphrelease.generators.dp_stats.debias_wedges` the sampled graph's wedge count sum C(d, 2)
+    so without :func:`~graphrelease.generators.degree_postprocess.debias_wedges` the sampled graph's wedge count sum C(d, 2)
     overstates the input's, and the global clustering 3T/W with it. Measured on these seeds: mean wedge ratio
     1.123 -> 1.022, degree KL 0.117 -> 0.123 (24 seeded fits of the A/B in reports/structure_fidelity.md: +0.006
     +- 0.004, inside the run-to-run spread: sd 0.017 over those fits)."""
     import functools
 
     import graphrelease.generators.bter as bter_module
-    from graphrelease.generators.dp_stats import release_degrees, wedge_count
+    from graphrelease.generators.degree_postprocess import wedge_count
+    from graphrelease.generators.dp_stats import release_degrees
     from graphrelease.graph import Graph
 
     g = load_npz_graph(data_dir, "cora_ml")

@@ -10,6 +10,13 @@ import pytest
 
 from graphrelease.audit.statistics import triangle_count
 from graphrelease.audit.compare import degree_histogram_kl
+from graphrelease.generators.degree_postprocess import (
+    DITHER_SCALES,
+    WEDGE_PIVOT,
+    debias_wedges,
+    dither_scale,
+    wedge_count,
+)
 from graphrelease.generators.dp_stats import (
     COMPONENT_SENSITIVITY,
     DEGREE_SENSITIVITY,
@@ -18,10 +25,6 @@ from graphrelease.generators.dp_stats import (
     component_count,
     CUMULATIVE_SENSITIVITY,
     cumulative_degree_counts,
-    debias_wedges,
-    DITHER_SCALES,
-    WEDGE_PIVOT,
-    dither_scale,
     merge_profile_classes,
     profile_class_count,
     profile_memberships,
@@ -32,7 +35,6 @@ from graphrelease.generators.dp_stats import (
     triangle_incidences,
     triangle_profile,
     triangle_profile_sensitivity,
-    wedge_count,
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
