@@ -405,13 +405,13 @@ def ego_draw(n: int, m: float, t: float, rng: np.random.Generator, degrees: np.n
     adj = np.zeros((n, n), dtype=bool)
     adj[0, 1:] = True
     m2 = total - rest
-    if m2 > 0 and ego_inputs is not None:
-        sizes = ego_clique_sizes(rest, ego_inputs[0], ego_inputs[1], float(t), ego_inputs[2], ego_inputs[3], rng)
-    if m2 > 0 and ego_inputs is None:
-        low = 1 if degrees is None else int(np.floor(float(np.min(degrees)) + 0.5))
-        sizes = clique_sizes(rest, float(m2), max(float(t) - m2, 0.0), rng,
-                             None if degrees is None else np.sort(degrees)[:-1], low)
     if m2 > 0:
+        if ego_inputs is not None:
+            sizes = ego_clique_sizes(rest, ego_inputs[0], ego_inputs[1], float(t), ego_inputs[2], ego_inputs[3], rng)
+        else:
+            low = 1 if degrees is None else int(np.floor(float(np.min(degrees)) + 0.5))
+            sizes = clique_sizes(rest, float(m2), max(float(t) - m2, 0.0), rng,
+                                 None if degrees is None else np.sort(degrees)[:-1], low)
         perm = rng.permutation(rest) + 1
         for lo, c in zip(np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes):
             members = np.sort(perm[lo:lo + c])

@@ -102,7 +102,7 @@ def oriented_counts(oriented: tuple[np.ndarray, np.ndarray], labels: np.ndarray,
 
 
 def _sweep(graph: Graph, labels: np.ndarray, rank: np.ndarray, weights: np.ndarray, rng: np.random.Generator, *,
-           epsilon: float, direction: str, num_labels: int, volume_weight: float, stickiness: float,
+           scale: float, direction: str, num_labels: int, volume_weight: float, stickiness: float,
            selection: str) -> None:
     oriented = oriented_neighbours(graph, rank, direction)
     order = np.argsort(rank)
@@ -110,17 +110,19 @@ def _sweep(graph: Graph, labels: np.ndarray, rank: np.ndarray, weights: np.ndarr
         order = order[::-1]
     vol = np.bincount(labels, weights=weights, minlength=num_labels).astype(np.float64)
     penalty = float(volume_weight) * weights / max(float(weights.sum()), 1e-12)
-    # Report-noisy-max with Exp(scale 1/epsilon) noise is argmax of epsilon * u + Exp(1); the exponential mechanism is
-    # argmax of epsilon * u + Gumbel (Gumbel-max). Drawn up front (one vectorised call, the same law). The stickiness
-    # prior is a data-independent bias on the current label's score.
+    # Report-noisy-max: argmax of u + Exp(scale); the exponential mechanism on a monotone utility: argmax of
+    # u + Gumbel(scale) (Gumbel-max). ``scale`` is the one the ledger entry states (sensitivity / epsilon), so the
+    # verifier's recomputed epsilon is that of the noise drawn here. Drawn up front (one vectorised call, the same
+    # law). The stickiness prior is a data-independent bias on the current label's score, in units of the noise
+    # scale.
     size = (labels.size, num_labels)
-    noise = rng.exponential(size=size) if selection == "noisy_max" else rng.gumbel(size=size)
+    noise = rng.exponential(scale, size=size) if selection == "noisy_max" else rng.gumbel(0.0, scale, size=size)
     # Sequential on purpose: each choice reads the labels chosen before it in this sweep.
     for step, i in enumerate(order.tolist()):
         vol[labels[i]] -= weights[i]
-        score = epsilon * (oriented_counts(oriented, labels, i, num_labels) - penalty[i] * vol) + noise[step]
+        score = oriented_counts(oriented, labels, i, num_labels) - penalty[i] * vol + noise[step]
         if stickiness:
-            score[labels[i]] += stickiness
+            score[labels[i]] += stickiness * scale
         labels[i] = int(score.argmax())  # ties have probability 0 (continuous noise)
         vol[labels[i]] += weights[i]
 
@@ -146,11 +148,12 @@ def degree_ordered_partition(graph: Graph, released_degrees: np.ndarray, budget:
     for direction, eps in (("down", float(epsilon_down)), ("up", float(epsilon_up))):
         if eps <= 0:
             continue
+        scale = SWEEP_SENSITIVITY / eps  # monotone utility: sensitivity / epsilon for either noise
         budget.charge(LedgerEntry(
             mechanism=MECHANISMS[selection], stage=f"{stage}_{direction}",
             # both selections state their noise scale (sensitivity / epsilon: the utility is monotone) so
             # `certificate verify` recomputes epsilon
-            params={"epsilon": eps, "scale": SWEEP_SENSITIVITY / eps,
+            params={"epsilon": eps, "scale": scale,
                     **({"monotone": True} if selection == "exponential" else {})},
             count=1,
             sensitivity=SWEEP_SENSITIVITY, proof=proof,
@@ -159,7 +162,7 @@ def degree_ordered_partition(graph: Graph, released_degrees: np.ndarray, budget:
                  + ", u = its neighbours ranked " + ("above" if direction == "down" else "below")
                  + " per label minus a released-volume penalty; monotone, sensitivity 1, one selection per edge",
         ))
-        _sweep(graph, labels, rank, d, rng, epsilon=eps, direction=direction, num_labels=k,
+        _sweep(graph, labels, rank, d, rng, scale=scale, direction=direction, num_labels=k,
                volume_weight=float(volume_weight), stickiness=float(stickiness) if direction == "up" else 0.0,
                selection=selection)
     return labels

@@ -63,11 +63,7 @@ def _bfs_ball(graph: Graph, size: int) -> Graph:
     """The first ``size`` nodes of a breadth-first search from the highest-degree node (one component)."""
     order = sp.csgraph.breadth_first_order(graph.to_csr(), int(np.argmax(graph.degrees())), directed=False,
                                            return_predecessors=False)[:size]
-    index = -np.ones(graph.num_nodes, dtype=np.int64)
-    index[order] = np.arange(order.size)
-    edges = np.asarray(graph.edges)
-    edges = edges[(index[edges[:, 0]] >= 0) & (index[edges[:, 1]] >= 0)]
-    return Graph.from_edges(order.size, index[edges], name=f"{graph.name}_ball")[0]
+    return graph.induced_subgraph(order, name=f"{graph.name}_ball")
 
 
 def test_a_small_connected_graph_stays_connected_when_its_count_is_inside_the_noise(data_dir):
