@@ -62,7 +62,8 @@ def _read(path: Path, fmt: str, directed: bool | None, opts: dict[str, Any]) -> 
     elif fmt not in ("edgelist", "csv", "tsv"):
         raise OptionError(f"--nodes applies to edge lists; a {fmt} input declares its nodes itself (npz/pt: a "
                           f"'num_nodes' entry or one feature row per node; GraphML/GEXF/GML: node elements; TU: the "
-                          f"graph indicator; a graph directory: a nodes=N header in each edge list)")
+                          f"graph indicator; a graph directory: a nodes=N header in each edge list; MatrixMarket: "
+                          f"the header's size)")
     unexpected = set(opts) - set(_EDGELIST_OPTIONS)
     if unexpected or (opts and fmt not in ("edgelist", "csv", "tsv")):
         raise OptionError(f"options {sorted(opts)} apply only to edge lists (allowed: {', '.join(_EDGELIST_OPTIONS)})")
@@ -195,6 +196,8 @@ def write_graph(data: GraphLike, path: str | Path, fmt: str | None = None) -> Pa
     """
     path = Path(path)
     fmt = _check_format(fmt)
+    if fmt == "mtx":
+        raise OptionError("MatrixMarket is read-only here; write csv, npz or graphml")
     if isinstance(data, GraphCollection):
         fmt = fmt or "tu"
         if fmt == "tu":

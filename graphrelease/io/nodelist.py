@@ -122,7 +122,11 @@ def declare_nodes(graph: Graph, declared: int | np.ndarray, *, source: str) -> G
                                        f"are strings (e.g. {ids[0]!s}); declare the nodes with a node-list file")
         top = int(ids.max()) if ids.size else -1
         if top >= count or (ids.size and int(ids.min()) < 0):
-            raise GraphValidationError(f"{source}: the edges name node {top}, outside the declared 0..{count - 1}")
+            # Files numbered from 1 (Network Repository, many SNAP-derived sets) are the common case of this.
+            hint = (f"; the file numbers its nodes from 1: declare them with a node-list file of the ids 1..{count}"
+                    if top == count and int(ids.min()) >= 1 else "")
+            raise GraphValidationError(f"{source}: the edges name node {top}, outside the declared "
+                                       f"0..{count - 1}{hint}")
         new_index, new_ids, total = ids.astype(np.int64), None, count
     else:
         declared = np.asarray(declared)

@@ -11,7 +11,7 @@ from pathlib import Path
 from graphrelease.errors import InputFormatError
 from graphrelease.io._common import GZIP_MAGIC, ZIP_MAGIC
 
-FORMATS = ("edgelist", "csv", "tsv", "npz", "graphml", "gml", "gexf", "pt", "tu", "graphdir")
+FORMATS = ("edgelist", "csv", "tsv", "npz", "graphml", "gml", "gexf", "mtx", "pt", "tu", "graphdir")
 """Names accepted by ``fmt=`` / ``--format``. ``csv`` and ``tsv`` are edge lists with a fixed delimiter; ``tu`` and
 ``graphdir`` (one ``graph_<number>.<ext>`` file per graph) are collection directories."""
 
@@ -20,6 +20,7 @@ _BY_EXTENSION = {
     ".graphml": "graphml",
     ".gml": "gml",
     ".gexf": "gexf",
+    ".mtx": "mtx",
     ".pt": "pt",
     ".pth": "pt",
     ".csv": "csv",
@@ -31,6 +32,9 @@ _BY_EXTENSION = {
     ".dat": "edgelist",
 }
 _GML_RE = re.compile(rb"(?m)^\s*graph\s*\[")
+#: MatrixMarket's banner: a file that starts with it is a matrix whatever its extension (Network Repository ships
+#: ``.edges`` files with it, whose size line would otherwise read as an edge).
+MTX_BANNER = b"%%matrixmarket"
 
 
 def _zip_kind(path: Path) -> str | None:
@@ -59,7 +63,19 @@ def _content_format(head: bytes, path: Path) -> str | None:
         return None
     if _GML_RE.search(head[:4096]):
         return "gml"
+    if stripped[:len(MTX_BANNER)].lower() == MTX_BANNER:
+        return "mtx"
     return None
+
+
+def _gzip_text_kind(path: Path) -> str | None:
+    """``"mtx"`` for a gzipped text file that starts with the MatrixMarket banner (else ``None``)."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            head = handle.read(64)
+    except (EOFError, OSError, zlib.error):
+        return None  # the edge-list reader reports the broken stream
+    return "mtx" if head.lstrip()[:len(MTX_BANNER)].lower() == MTX_BANNER else None
 
 
 def sniff_format(path: str | Path) -> str:
@@ -98,8 +114,10 @@ def sniff_format(path: str | Path) -> str:
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         inner = suffixes[-2] if len(suffixes) > 1 else ""
-        if inner in _BY_EXTENSION and _BY_EXTENSION[inner] in ("csv", "tsv", "edgelist", "graphml", "gml", "gexf"):
+        if inner in _BY_EXTENSION and _BY_EXTENSION[inner] in ("graphml", "gml", "gexf", "mtx"):
             return _BY_EXTENSION[inner]
+        if inner in _BY_EXTENSION and _BY_EXTENSION[inner] in ("csv", "tsv", "edgelist"):
+            return _gzip_text_kind(path) or _BY_EXTENSION[inner]
     try:
         with open(path, "rb") as handle:
             head = handle.read(8192)
@@ -108,6 +126,8 @@ def sniff_format(path: str | Path) -> str:
     if suffixes and suffixes[-1] in _BY_EXTENSION:
         by_name = _BY_EXTENSION[suffixes[-1]]
         # A text extension on a binary container (an .npz saved as .txt) is decided by content below.
+        if by_name in ("csv", "tsv", "edgelist") and head.lstrip()[:len(MTX_BANNER)].lower() == MTX_BANNER:
+            return "mtx"
         if by_name not in ("csv", "tsv", "edgelist") or not head.startswith((ZIP_MAGIC, b"\x93NUMPY", b"\x80")):
             return by_name
     if head.startswith(GZIP_MAGIC):
