@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-
 from graphrelease.errors import GraphValidationError, InputFormatError
 from graphrelease.graph import CleaningReport, Graph, GraphCollection
 from graphrelease.io._common import ensure_text, read_bytes

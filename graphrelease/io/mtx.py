@@ -9,55 +9,87 @@ scipy's (``scipy.io.mmread``: the reference reader, C++-accelerated since SciPy 
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from graphrelease.errors import GraphValidationError, InputFormatError
 from graphrelease.graph import CleaningReport, Graph
+from graphrelease.io._common import GZIP_MAGIC
+from graphrelease.io.sniff import MTX_BANNER
 
-#: The banner every MatrixMarket file starts with (case-insensitive by the format's definition).
-BANNER = b"%%matrixmarket"
+#: What scipy's parser raises on a malformed file (OverflowError: numbers beyond int64, e.g. a size of 10^23).
+_PARSE_ERRORS = (ValueError, OverflowError, OSError, EOFError, IndexError, TypeError, MemoryError, zlib.error)
+
+
+def _normalised_bytes(path: Path) -> bytes:
+    """The file's text, decompressed by its magic bytes (gzip, bzip2) whatever its name, with the banner in the exact
+    spelling scipy wants (the sniffer accepts other case, a UTF-8 BOM and leading whitespace)."""
+    raw = path.read_bytes()
+    if raw.startswith(GZIP_MAGIC):
+        raw = gzip.decompress(raw)
+    elif raw.startswith(b"BZh"):
+        raw = bz2.decompress(raw)
+    text = raw.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text[:len(MTX_BANNER)].lower() != MTX_BANNER:
+        raise InputFormatError(f"{path}: no %%MatrixMarket banner on the first line")
+    return b"%%MatrixMarket" + text[len(MTX_BANNER):]
 
 
 def read_mtx(path: Path, *, name: str | None = None) -> tuple[Graph, CleaningReport]:
+    """The graph of a MatrixMarket file and what reading it changed (self-loops, reverse copies, weights, zeros).
+
+    Example
+    -------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "g.mtx"
+    >>> _ = f.write_text("%%MatrixMarket matrix coordinate pattern symmetric\\n4 4 2\\n2 1\\n3 2\\n")
+    >>> g, report = read_mtx(f)
+    >>> g.num_nodes, g.edges.tolist(), report.isolated_nodes
+    (4, [[0, 1], [1, 2]], 1)
+    """
     import scipy.io
     import scipy.sparse as sp
 
     source = str(path)
     try:
-        rows, cols, entries, form, field, symmetry = scipy.io.mminfo(source)
+        text = _normalised_bytes(path)
+        rows, cols, _, _, field, symmetry = scipy.io.mminfo(io.BytesIO(text))
         if field == "complex":
             raise InputFormatError(f"{source}: a complex MatrixMarket matrix is not an adjacency matrix")
-        matrix = scipy.io.mmread(source)
+        if rows != cols:
+            raise InputFormatError(
+                f"{source}: a {rows} x {cols} MatrixMarket matrix is not an adjacency matrix (rows != columns); "
+                f"write a bipartite graph as an edge list over one node set"
+            )
+        coo = sp.coo_matrix(scipy.io.mmread(io.BytesIO(text)))
     except InputFormatError:
         raise
-    except (ValueError, OSError, EOFError, IndexError, TypeError) as err:
+    except _PARSE_ERRORS as err:
         raise InputFormatError(f"{source}: not a readable MatrixMarket file ({err})") from err
-    if rows != cols:
-        raise InputFormatError(
-            f"{source}: a {rows} x {cols} MatrixMarket matrix is not an adjacency matrix (rows != columns); "
-            f"write a bipartite graph as an edge list over one node set"
-        )
-    coo = sp.coo_matrix(matrix)
-    keep = coo.data != 0  # explicitly stored zeros are not edges
-    dropped_zeros = int((~keep).sum())
-    pairs = np.stack([coo.row[keep], coo.col[keep]], axis=1).astype(np.int64)
+    row, col, data = coo.row, coo.col, coo.data
     if symmetry != "general":
-        # scipy expands a symmetric file to both triangles; the file stored each edge once.
-        pairs = pairs[pairs[:, 0] >= pairs[:, 1]]
+        # scipy mirrors a symmetric file into both triangles; the file stored each edge once.
+        lower = row >= col
+        row, col, data = row[lower], col[lower], data[lower]
+    stored_zeros = data == 0  # explicitly stored zeros are not edges
+    pairs = np.stack([row[~stored_zeros], col[~stored_zeros]], axis=1).astype(np.int64)
     notes = [f"MatrixMarket rows and columns 1..{rows} are nodes 0..{rows - 1}"]
-    if field not in ("pattern",):
+    if field != "pattern":
         notes.append(f"{field} entries: values (weights) are not part of the graph, non-zero entries are edges")
-    if dropped_zeros:
-        notes.append(f"{dropped_zeros} explicitly stored zero entries are not edges")
+    if stored_zeros.any():
+        notes.append(f"{int(stored_zeros.sum())} explicitly stored zero entries are not edges")
     try:
         graph, report = Graph.from_edges(
             int(rows), pairs, name=name or path.name.split(".")[0], directed_input=symmetry == "general",
-            node_set=f"the {rows} x {cols} size in the MatrixMarket header of {path.name}",
+            node_set=f"the {rows} x {cols} size in the MatrixMarket header of {source}",
         )
     except GraphValidationError as err:
         raise GraphValidationError(f"{source}: {err}") from err
-    if report.input_rows == 0 or graph.num_edges == 0:
+    if graph.num_edges == 0:
         raise InputFormatError(f"{source}: empty graph — the matrix has no non-zero off-diagonal entries")
     return graph, CleaningReport(**{**report.__dict__, "notes": report.notes + tuple(notes)})

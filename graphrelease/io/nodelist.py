@@ -123,8 +123,8 @@ def declare_nodes(graph: Graph, declared: int | np.ndarray, *, source: str) -> G
         top = int(ids.max()) if ids.size else -1
         if top >= count or (ids.size and int(ids.min()) < 0):
             # Files numbered from 1 (Network Repository, many SNAP-derived sets) are the common case of this.
-            hint = (f"; the file numbers its nodes from 1: declare them with a node-list file of the ids 1..{count}"
-                    if top == count and int(ids.min()) >= 1 else "")
+            hint = (f"; if the file numbers its nodes from 1, declare them with a node-list file of the ids "
+                    f"1..{count}" if top == count and int(ids.min()) >= 1 else "")
             raise GraphValidationError(f"{source}: the edges name node {top}, outside the declared "
                                        f"0..{count - 1}{hint}")
         new_index, new_ids, total = ids.astype(np.int64), None, count

@@ -33,8 +33,13 @@ _BY_EXTENSION = {
 }
 _GML_RE = re.compile(rb"(?m)^\s*graph\s*\[")
 #: MatrixMarket's banner: a file that starts with it is a matrix whatever its extension (Network Repository ships
-#: ``.edges`` files with it, whose size line would otherwise read as an edge).
+#: ``.edges`` files with it, whose size line would otherwise read as an edge). Matched ignoring case, a UTF-8 BOM and
+#: leading whitespace, which the reader normalises before scipy (whose parser wants the exact banner) sees the file.
 MTX_BANNER = b"%%matrixmarket"
+
+
+def starts_with_mtx_banner(head: bytes) -> bool:
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip()[:len(MTX_BANNER)].lower() == MTX_BANNER
 
 
 def _zip_kind(path: Path) -> str | None:
@@ -63,7 +68,7 @@ def _content_format(head: bytes, path: Path) -> str | None:
         return None
     if _GML_RE.search(head[:4096]):
         return "gml"
-    if stripped[:len(MTX_BANNER)].lower() == MTX_BANNER:
+    if starts_with_mtx_banner(head):
         return "mtx"
     return None
 
@@ -75,7 +80,7 @@ def _gzip_text_kind(path: Path) -> str | None:
             head = handle.read(64)
     except (EOFError, OSError, zlib.error):
         return None  # the edge-list reader reports the broken stream
-    return "mtx" if head.lstrip()[:len(MTX_BANNER)].lower() == MTX_BANNER else None
+    return "mtx" if starts_with_mtx_banner(head) else None
 
 
 def sniff_format(path: str | Path) -> str:
@@ -112,6 +117,8 @@ def sniff_format(path: str | Path) -> str:
             f"NAME_graph_indicator.txt) or graph_<number>.<ext> files; pass a graph file instead"
         )
     suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-2:] == [".mtx", ".bz2"]:  # scipy reads bzip2 too; only MatrixMarket files come that way here
+        return "mtx"
     if suffixes and suffixes[-1] == ".gz":
         inner = suffixes[-2] if len(suffixes) > 1 else ""
         if inner in _BY_EXTENSION and _BY_EXTENSION[inner] in ("graphml", "gml", "gexf", "mtx"):
@@ -126,7 +133,8 @@ def sniff_format(path: str | Path) -> str:
     if suffixes and suffixes[-1] in _BY_EXTENSION:
         by_name = _BY_EXTENSION[suffixes[-1]]
         # A text extension on a binary container (an .npz saved as .txt) is decided by content below.
-        if by_name in ("csv", "tsv", "edgelist") and head.lstrip()[:len(MTX_BANNER)].lower() == MTX_BANNER:
+        if by_name in ("csv", "tsv", "edgelist") and (
+                starts_with_mtx_banner(head) or (head.startswith(GZIP_MAGIC) and _gzip_text_kind(path))):
             return "mtx"
         if by_name not in ("csv", "tsv", "edgelist") or not head.startswith((ZIP_MAGIC, b"\x93NUMPY", b"\x80")):
             return by_name

@@ -54,7 +54,7 @@ def test_undeclared_endpoint_is_an_error_naming_it(tmp_path):
 
 def test_a_count_over_ids_numbered_from_one_says_how_to_declare_them(tmp_path):
     edges = _write(tmp_path / "g.txt", "% 1-based, as Network Repository writes them\n1 2\n2 3\n")
-    with pytest.raises(GraphValidationError, match="numbers its nodes from 1: declare them with a node-list file"):
+    with pytest.raises(GraphValidationError, match="if the file numbers its nodes from 1, declare them with a node-list file"):
         read_graph(edges, nodes=3)
     _write(tmp_path / "nodes.txt", "1\n2\n3\n")
     g = read_graph(edges, nodes=tmp_path / "nodes.txt").data
