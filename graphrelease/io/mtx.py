@@ -10,33 +10,33 @@ scipy's (``scipy.io.mmread``: the reference reader, C++-accelerated since SciPy 
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from graphrelease.errors import GraphValidationError, InputFormatError
 from graphrelease.graph import CleaningReport, Graph
-from graphrelease.io._common import GZIP_MAGIC
-from graphrelease.io.sniff import MTX_BANNER
+from graphrelease.io._common import read_bytes
+from graphrelease.io.sniff import MTX_BANNER, starts_with_mtx_banner
 
 #: What scipy's parser raises on a malformed file (OverflowError: numbers beyond int64, e.g. a size of 10^23).
-_PARSE_ERRORS = (ValueError, OverflowError, OSError, EOFError, IndexError, TypeError, MemoryError, zlib.error)
+_PARSE_ERRORS = (ValueError, OverflowError, OSError, EOFError, IndexError, TypeError, MemoryError)
+
+
+def _unreadable(source: str, err: Exception) -> InputFormatError:
+    return InputFormatError(f"{source}: not a readable MatrixMarket file ({err})")
 
 
 def _normalised_bytes(path: Path) -> bytes:
     """The file's text, decompressed by its magic bytes (gzip, bzip2) whatever its name, with the banner in the exact
     spelling scipy wants (the sniffer accepts other case, a UTF-8 BOM and leading whitespace)."""
-    raw = path.read_bytes()
-    if raw.startswith(GZIP_MAGIC):
-        raw = gzip.decompress(raw)
-    elif raw.startswith(b"BZh"):
+    raw = read_bytes(path)  # gunzips by magic bytes, with clean errors for a broken stream
+    if raw.startswith(b"BZh"):
         raw = bz2.decompress(raw)
-    text = raw.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if text[:len(MTX_BANNER)].lower() != MTX_BANNER:
+    if not starts_with_mtx_banner(raw):
         raise InputFormatError(f"{path}: no %%MatrixMarket banner on the first line")
+    text = raw.removeprefix(b"\xef\xbb\xbf").lstrip()
     return b"%%MatrixMarket" + text[len(MTX_BANNER):]
 
 
@@ -59,18 +59,19 @@ def read_mtx(path: Path, *, name: str | None = None) -> tuple[Graph, CleaningRep
     try:
         text = _normalised_bytes(path)
         rows, cols, _, _, field, symmetry = scipy.io.mminfo(io.BytesIO(text))
-        if field == "complex":
-            raise InputFormatError(f"{source}: a complex MatrixMarket matrix is not an adjacency matrix")
-        if rows != cols:
-            raise InputFormatError(
-                f"{source}: a {rows} x {cols} MatrixMarket matrix is not an adjacency matrix (rows != columns); "
-                f"write a bipartite graph as an edge list over one node set"
-            )
-        coo = sp.coo_matrix(scipy.io.mmread(io.BytesIO(text)))
-    except InputFormatError:
-        raise
     except _PARSE_ERRORS as err:
-        raise InputFormatError(f"{source}: not a readable MatrixMarket file ({err})") from err
+        raise _unreadable(source, err) from err
+    if field == "complex":
+        raise InputFormatError(f"{source}: a complex MatrixMarket matrix is not an adjacency matrix")
+    if rows != cols:
+        raise InputFormatError(
+            f"{source}: a {rows} x {cols} MatrixMarket matrix is not an adjacency matrix (rows != columns); "
+            f"write a bipartite graph as an edge list over one node set"
+        )
+    try:
+        coo = sp.coo_matrix(scipy.io.mmread(io.BytesIO(text)))
+    except _PARSE_ERRORS as err:
+        raise _unreadable(source, err) from err
     row, col, data = coo.row, coo.col, coo.data
     if symmetry != "general":
         # scipy mirrors a symmetric file into both triangles; the file stored each edge once.
