@@ -78,12 +78,17 @@ def test_banner_wins_over_an_edge_list_extension_and_gzip(tmp_path, cora):
         assert read_graph(path).data.num_nodes == cora.num_nodes
 
 
+PATTERN = b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n"
+REAL = b"%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1.0\n3 2 0.5\n"
+
+
+# gzip with mtime=0 and ids by name: pytest-xdist workers must collect identical test ids.
 @pytest.mark.parametrize("name, content", [
-    ("lower.mtx", b"%%matrixmarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n"),
-    ("bom_space.edges", b"\xef\xbb\xbf  %%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n"),
-    ("packed.edges", gzip.compress(b"%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1.0\n3 2 0.5\n")),
-    ("packed_no_gz_name.mtx", gzip.compress(b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n")),
-])
+    ("lower.mtx", PATTERN.replace(b"%%MatrixMarket", b"%%matrixmarket")),
+    ("bom_space.edges", b"\xef\xbb\xbf  " + PATTERN),
+    ("packed.edges", gzip.compress(REAL, mtime=0)),
+    ("packed_no_gz_name.mtx", gzip.compress(PATTERN, mtime=0)),
+], ids=["lower", "bom_space", "packed", "packed_no_gz_name"])
 def test_banner_spellings_and_compression_found_by_content(tmp_path, name, content):
     path = tmp_path / name
     path.write_bytes(content)
