@@ -9,7 +9,10 @@ histograms, motif cosines, attacks, empirical bounds) with thresholds that are s
 * the degree distribution is compared by the KL divergence of log2-binned degrees (bins 0, 1, 2-3, 4-7, ...): kept
   at most :data:`KL_KEPT_MAX`, lost at least :data:`KL_LOST_MIN`;
 * the motif proportions by the cosine of the graphlet-count vectors: kept at least :data:`COSINE_KEPT_MIN`, lost
-  below :data:`COSINE_LOST_MAX`.
+  below :data:`COSINE_LOST_MAX`;
+* the input's communities (single graphs) by the modularity of the input's Louvain partition on the release against
+  on the input, as a statistic: a release can keep edges, degrees and triangles and still place its edges with no
+  regard to the input's communities (a random graph with the input's degrees scores about 0 on them).
 
 Degenerate releases (empty, mostly isolated nodes where the input has far fewer, one giant star, far denser than the
 input, another node count) are flagged from :func:`graph_shape` figures; :func:`degenerate_flags` is shared with the
@@ -62,7 +65,9 @@ VERDICT_LEGEND = (
     f"<= {KEPT_MAX:g} (within {KEPT_MAX:.0%}), lost if >= {LOST_MIN:g}, changed in between; collections compare "
     "means over graphs. Degree distribution: KL(original || release) of log2-binned degrees (bins 0, 1, 2-3, 4-7, "
     f"...; 1e-6 smoothing), kept if <= {KL_KEPT_MAX:g}, lost if >= {KL_LOST_MIN:g}. Motif proportions: cosine of "
-    f"the graphlet-count vectors, kept if >= {COSINE_KEPT_MIN:g}, lost if < {COSINE_LOST_MAX:g}. Degenerate: no "
+    f"the graphlet-count vectors, kept if >= {COSINE_KEPT_MIN:g}, lost if < {COSINE_LOST_MAX:g}. The input's "
+    "communities (one graph): the modularity of the input's Louvain partition on the release against on the input, "
+    "by relative error as a statistic (a random graph with the input's degrees scores about 0). Degenerate: no "
     f"edges; more than {ISOLATED_MAJORITY:.0%} of the nodes isolated where the input has less than half that share; "
     f"one node on >= {STAR_SHARE:.0%} of the edges (giant star) where the input has no such node; >= "
     f"{DENSE_FACTOR:g}x the input's edges; graphs of another node count than a single-graph input. Membership "
@@ -162,6 +167,19 @@ def _statistic_item(key: str, name: str, phrase: str, orig: float, rel: float) -
             "text": text}
 
 
+def _community_item(orig_stats: dict[str, Any], rel_stats: dict[str, Any]) -> dict[str, Any] | None:
+    """The input's Louvain communities on the release (``input_communities_modularity``, single-graph audits): the
+    release keeps them when their modularity on it is within :data:`KEPT_MAX` of theirs on the input; a random graph
+    with the input's degrees scores about 0 (relative error 1)."""
+    o, r = orig_stats.get("input_communities_modularity"), rel_stats.get("input_communities_modularity")
+    if o is None or r is None or not (math.isfinite(o) and math.isfinite(r)) or o <= 0:
+        return None
+    err = relative_error(float(r), float(o))
+    return {"what": "input_communities_modularity", "name": "input communities", "original": float(o),
+            "release": float(r), "relative_error": err, "status": _status(err, KEPT_MAX, LOST_MIN),
+            "text": f"input communities (their modularity {r:.2f} on the release, {o:.2f} on the input)"}
+
+
 def _privacy(label: str, summary: dict[str, Any], attacks: dict[str, Any], empirical: list[dict[str, Any]]
              ) -> dict[str, Any]:
     out: dict[str, Any] = {"epsilon": summary.get("epsilon"), "delta": summary.get("delta"),
@@ -231,6 +249,9 @@ def build_verdict(d: dict[str, Any], shapes: dict[str, dict[str, Any]]) -> dict[
             if o is None or r is None or not (math.isfinite(o) and math.isfinite(r)):
                 continue
             items.append(_statistic_item(key, name, phrase, float(o), float(r)))
+        community = _community_item(orig_stats, rel_stats)
+        if community is not None:
+            items.append(community)
         if label in hists and "original" in hists:
             kl = degree_kl(hists["original"], hists[label])
             status = _status(kl, KL_KEPT_MAX, KL_LOST_MIN)

@@ -31,6 +31,13 @@ def _star(n: int) -> Graph:
     return Graph.from_edges(n, np.array([[0, i] for i in range(1, n)]), name="star")[0]
 
 
+def _shuffled(g: Graph, seed: int) -> Graph:
+    """The same graph on randomly renamed nodes: every statistic of the audit is the input's, its communities are
+    somewhere else."""
+    perm = np.random.default_rng(seed).permutation(g.num_nodes)
+    return Graph.from_edges(g.num_nodes, perm[g.edges], name="shuffled")[0]
+
+
 @pytest.fixture(scope="module")
 def verdict(cora, tmp_path_factory):
     g = cora
@@ -41,6 +48,7 @@ def verdict(cora, tmp_path_factory):
         make_release_dir(root / "thin", [_thinned(g, 0.2, 2)], epsilon=1.0, method="fake"),
         make_release_dir(root / "empty", [empty], epsilon=0.1, method="fake"),
         make_release_dir(root / "star", [_star(g.num_nodes)], epsilon=2.0, method="other", guarantee="none"),
+        make_release_dir(root / "shuffled", [_shuffled(g, 3)], epsilon=4.0, method="renamed"),
     ]
     res = run_audit(g, dirs, tasks=("statistics",), attacks=("link_inference", "membership"))
     return res, {r["label"].split("(")[-1].rstrip(")"): r for r in res.verdict["releases"]}
@@ -157,3 +165,23 @@ def test_empirical_lower_bound_beside_the_certified_epsilon(cora, tmp_path):
     line = privacy_line(p)
     assert line.startswith("certified epsilon 2") and "empirical lower bound on epsilon" in line
     assert "(20 canary runs)" in line
+
+
+def test_a_release_that_keeps_every_statistic_but_not_the_communities_says_so(verdict):
+    """Renamed nodes keep edges, degrees, triangles, clustering, components and paths exactly; the input's Louvain
+    communities score about 0 on them, and the verdict must not call that release kept."""
+    res, v = verdict
+    shuffled, close = v["shuffled"], v["close"]
+    by = {i["what"]: i for i in shuffled["items"]}
+    for what in ("num_edges", "triangle_count", "avg_clustering", "degree_kl"):
+        assert by[what]["status"] == "kept", by[what]
+    community = by["input_communities_modularity"]
+    orig = res.statistics["original"]["input_communities_modularity"]
+    assert orig == pytest.approx(res.statistics["original"]["modularity"])  # the same seeded partition
+    assert community["original"] == orig > 0.3 and abs(community["release"]) < 0.05
+    assert community["status"] == "lost" and community["text"] in shuffled["lost"]
+    assert shuffled["headline"] == "partly kept"
+    assert res.statistics[shuffled["label"]]["input_communities_nmi"] < 0.2
+    # 2% of the edges moved: the communities stay
+    kept = next(i for i in close["items"] if i["what"] == "input_communities_modularity")
+    assert kept["status"] == "kept" and res.statistics[close["label"]]["input_communities_nmi"] > 0.6
