@@ -62,6 +62,8 @@ class SynthResult:
     key_path: Path | None
     seconds: float
     certificate: dict = field(repr=False, default_factory=dict)
+    #: The fitted generator's plain-words notes on its released values (``FittedGenerator.release_notes``).
+    notes: list[str] = field(default_factory=list)
 
 
 def default_delta(data: Graph | GraphCollection) -> float:
@@ -289,7 +291,7 @@ def synthesize(
     return SynthResult(release_dir=out, method=method, mode=mode_used, epsilon=epsilon, delta=delta,
                        epsilon_spent=spent_eps, guarantee=str(cert.get("guarantee", "none")),
                        num_graphs=len(graphs), key_path=key_file, seconds=time.perf_counter() - start,
-                       certificate=cert)
+                       certificate=cert, notes=list(getattr(fitted, "release_notes", list)()))
 
 
 def _fitted_ref(fitted: Any) -> str:

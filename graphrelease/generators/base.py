@@ -56,6 +56,12 @@ class FittedGenerator(ABC):
         if num_nodes is not None and int(num_nodes) < 2:
             raise OptionError(f"num_nodes must be >= 2, got {num_nodes}")
 
+    def release_notes(self) -> list[str]:
+        """Plain words for the data owner on what this release's own released values imply (a stage that could not
+        run at this epsilon, say). Read from released values and public settings only, so they may be shown with
+        the release."""
+        return []
+
     @abstractmethod
     def save(self, directory: Path) -> list[Path]:
         """Write the released parameters (weights + config) into ``directory``; return the files written."""

@@ -103,7 +103,7 @@ from graphrelease.generators.local_clustering import (
 )
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
-from graphrelease.generators.dp_partition import degree_ordered_partition, sweeps_can_separate
+from graphrelease.generators.dp_partition import ORDERING_MARGIN, degree_ordered_partition, sweeps_can_separate
 from graphrelease.generators.dp_stats import (
     COMPONENT_SENSITIVITY,
     merge_profile_classes,
@@ -258,6 +258,22 @@ class FittedBTER(ReleasedParams):
         # Hubs that their block pairs could not saturate get their missing edges across blocks (edge count kept).
         keys = repair_hub_degrees(n, keys, degrees, rng, protected=inner)
         return keys, inner
+
+    def release_notes(self) -> list[str]:
+        """Says so when the release has one block: it then keeps degrees, triangles and clustering but places its edges
+        with no regard to the input's communities. The epsilon from which the sweeps run on this graph follows from the
+        released edge total and the public node count (:func:`sweeps_can_separate` with the configured share)."""
+        if self.config.get("partition") != "single_block" or self.config.get("partition_mode") != "sweeps":
+            return []
+        n = max(self.num_nodes, 1)
+        mean_degree = 2.0 * float(np.asarray(self.arrays["block_counts"], dtype=np.float64).sum()) / n
+        share = float((self.config.get("fractions") or DEFAULT_FRACTIONS).get("partition", 0.0))
+        if mean_degree <= 0 or share <= 0:
+            return []
+        needed = 3.0 * ORDERING_MARGIN / (DOWN_SHARE * share * mean_degree)
+        return [f"one block: the released mean degree ({mean_degree:.1f}) is too low for the DP partition at this "
+                "epsilon, so the release keeps degrees, triangles and clustering but not the input's communities; "
+                f"on this graph the partition runs from about epsilon {needed:.2g}"]
 
     def _profile(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The merged class of every profile class and each merged class's released target, or ``None`` when the

@@ -36,6 +36,16 @@ def test_synth_then_sample(small_csv, tmp_path, capsys):
     assert "no privacy budget spent" in " ".join(capsys.readouterr().out.split())
 
 
+def test_synth_says_when_the_release_cannot_keep_communities(small_csv, tmp_path, capsys):
+    """A 250-node piece of Cora at epsilon 1 releases one block: the command says what that costs and from which
+    epsilon the DP partition runs."""
+    code = run_cli(app, ["synth", str(small_csv), "--epsilon", "1", "--nodes", "250", "--out", str(tmp_path / "r")])
+    assert code == 0, capsys.readouterr().err
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "note: one block:" in printed and "not the input's communities" in printed
+    assert "the partition runs from about epsilon" in printed
+
+
 def test_synth_refuses_paper_mode_without_flag(small_csv, tmp_path, capsys):
     code = run_cli(app, ["synth", str(small_csv), "--method", "dpgvae", "--mode", "paper", "--epsilon", "1",
                          "--out", str(tmp_path / "p")])

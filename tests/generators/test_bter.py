@@ -521,3 +521,19 @@ def test_sampled_wedges_follow_the_input_on_a_sparse_graph_with_hubs(data_dir, m
     assert out[False][0] > 1.08, out
     assert abs(out[True][0] - 1.0) < 0.06 and out[True][0] < out[False][0] - 0.05, out
     assert out[True][1] <= out[False][1] + 0.02, out
+
+
+def test_one_block_release_tells_the_owner_and_the_epsilon_it_names_runs_the_partition(cora):
+    """Cora at epsilon 1 is too sparse for the sweeps: the fitted model says so in plain words, from released values,
+    with the epsilon from which they run; fitted a little above that epsilon, the sweeps run and the note is gone."""
+    import re
+
+    fitted = DPBTER().fit(cora, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
+    assert fitted.config["partition"] == "single_block"
+    (note,) = fitted.release_notes()
+    assert "not the input's communities" in note
+    needed = float(re.search(r"from about epsilon ([0-9.]+)", note).group(1))
+    mean_degree = 2.0 * cora.num_edges / cora.num_nodes
+    assert needed == pytest.approx(3 * 2.1 / (0.31 * mean_degree), rel=0.05)  # 3 labels at the 0.31 share
+    above = DPBTER().fit(cora, Budget(epsilon=1.1 * needed, delta=1e-6, adjacency="edge"))
+    assert above.config["partition"] == "degree_ordered_sweeps" and above.release_notes() == []
