@@ -165,7 +165,8 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
 
 def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: float, rng: np.random.Generator, *,
                      first: int = 0, batches: int = 3, tolerance: float = 0.03, cap: float = CLUSTERING_CAP,
-                     labels: np.ndarray | None = None) -> tuple[np.ndarray, float, float, int]:
+                     labels: np.ndarray | None = None, measured: dict | None = None
+                     ) -> tuple[np.ndarray, float, float, int]:
     """Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
     batches. Returns ``(keys, triangles, S_C, closures)``, measured on the returned graph.
 
@@ -176,6 +177,8 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     """
     keys = np.asarray(keys, dtype=np.int64)
     tri, s, in_tri = measure_clustering(n, keys, cap)
+    if measured is not None:
+        measured["triangles_before"] = tri
     done = 0
     s0 = s
     for step in range(int(batches) if first <= 0 else min(int(batches), 2)):
