@@ -56,6 +56,8 @@ def demo(
     verdict = "[green]verifies[/]" if result.verify.ok else "[red]DOES NOT VERIFY[/]: " + "; ".join(
         result.verify.problems)
     console.print(f"certificate verify (independent accountant, artifact hashes, input binding): {verdict}")
+    for note in s.notes:
+        console.print(f"note: {note}", highlight=False)
     print_summary(result.audit)
     console.print("INTERNAL audit report (contains non-private statistics of the input; do not publish): "
                   + ", ".join(str(p) for p in result.report_files), highlight=False)
