@@ -166,8 +166,8 @@ STEER_STEP = 0.5
 #: ``benchmarks/proxies.py`` at epsilon 4 the draws met the sum with 13-15% too many triangles at every epsilon from
 #: 2 up (the released count was within 1%), so transitivity got worse with epsilon (RE 0.05 at 1, 0.11 at 4). A first
 #: step of 0.25 met both (collab0: triangles 1.208 -> 1.006 of the input, sum 1.003 -> 1.005, in two draws); 0.5
-#: overshot the sum by 17% and 0.15 needed every draw. Paired, 4 seeded fits: "Flattening when closures overshoot"
-#: in reports/structure_fidelity.md.
+#: overshot the sum by 17% and 0.15 needed every draw. Paired, 4 seeded fits: "Flattening when closures overshoot
+#: the triangles" in reports/structure_fidelity.md.
 FLATTEN_FIRST = 0.25
 #: Draws further than this from the released triangle count lose to any draw closer (see the sampler).
 TRIANGLE_ADMISSIBLE = 0.15

@@ -173,7 +173,8 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     The first batch is ``first`` closures (the count an earlier draw needed) or, without one, the shortfall over
     the expected gain of a closure at a uniform apex (its own clustering rises by about :math:`1/\binom{d}{2}`);
     later batches divide the shortfall by the gain per closure measured so far; with ``first`` given, one batch
-    after it (every batch costs a triangle listing). Post-processing.
+    after it (every batch costs a triangle listing). ``measured``, when given, receives ``triangles_before``: the
+    count before any closure (the sampler asks whether the closures pushed it over the released one). Post-processing.
     """
     keys = np.asarray(keys, dtype=np.int64)
     tri, s, in_tri = measure_clustering(n, keys, cap)
