@@ -122,7 +122,7 @@ def is_proxy(name: str) -> bool:
 def proxy_graph(name: str) -> Graph:
     """The proxy called ``name`` (module docstring)."""
     if name.startswith("ball_"):
-        _, dataset, size, seed = name.rsplit("_", 3)
+        dataset, size, seed = name[len("ball_"):].rsplit("_", 2)  # dataset names may hold underscores (cora_ml)
         return ball(dataset, int(size), int(seed))
     if name.startswith(("cn", "em")) and "_" in name:
         size, seed = (int(x) for x in name[2:].split("_"))

@@ -39,7 +39,7 @@ def _summary(result) -> None:
                   "(epsilon: privacy loss bound under the certificate's adjacency; smaller is more private)")
     if result.key_path is not None:
         console.print(f"input-binding key: {result.key_path} (keep it private, outside the release)")
-    for note in getattr(result, "notes", []):
+    for note in result.notes:
         console.print(f"note: {note}", highlight=False)
 
 

@@ -291,7 +291,7 @@ def synthesize(
     return SynthResult(release_dir=out, method=method, mode=mode_used, epsilon=epsilon, delta=delta,
                        epsilon_spent=spent_eps, guarantee=str(cert.get("guarantee", "none")),
                        num_graphs=len(graphs), key_path=key_file, seconds=time.perf_counter() - start,
-                       certificate=cert, notes=list(getattr(fitted, "release_notes", list)()))
+                       certificate=cert, notes=list(fitted.release_notes()))
 
 
 def _fitted_ref(fitted: Any) -> str:

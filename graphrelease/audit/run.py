@@ -593,7 +593,8 @@ def run_audit(
             from graphrelease.audit.statistics import STATISTIC_LEGEND
 
             result.legend.update({f"stat:{k}": v for k, v in STATISTIC_LEGEND.items()})
-            result.legend.update({f"stat:{k}": v for k, v in COMMUNITY_LEGEND.items()})
+            if communities is not None:
+                result.legend.update({f"stat:{k}": v for k, v in COMMUNITY_LEGEND.items()})
         elif stage == "motifs":
             _motif_stage(result, orig_graphs, graph_rels, seed=seed, motif_size=motif_size, rng=rng)
         elif stage == "mmd":

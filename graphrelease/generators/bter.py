@@ -64,6 +64,7 @@ e-mail proxy of the report: labels' NMI 0.25-0.29).
 
 from __future__ import annotations
 
+import math
 from contextlib import nullcontext
 from typing import Any, ClassVar
 
@@ -163,8 +164,8 @@ TRIANGLE_TOLERANCE = 0.02
 STEER_STEP = 0.5
 #: First flattening step of the group-density power when the closures that met the released clustering sum pushed
 #: a draw's triangles over the released count (see the sampler). On the co-authorship proxies of
-#: ``benchmarks/proxies.py`` at epsilon 4 the draws met the sum with 13-15% too many triangles at every epsilon from
-#: 2 up (the released count was within 1%), so transitivity got worse with epsilon (RE 0.05 at 1, 0.11 at 4). A first
+#: ``benchmarks/proxies.py`` the draws met the sum with 10-15% too many triangles at every epsilon from 2 up (the
+#: released count was within 1%), so transitivity got worse with epsilon (RE 0.05 at 1, 0.11 at 4). A first
 #: step of 0.25 met both (collab0: triangles 1.208 -> 1.006 of the input, sum 1.003 -> 1.005, in two draws); 0.5
 #: overshot the sum by 17% and 0.15 needed every draw. Paired, 4 seeded fits: "Flattening when closures overshoot
 #: the triangles" in reports/structure_fidelity.md.
@@ -269,20 +270,23 @@ class FittedBTER(ReleasedParams):
         return keys, inner
 
     def release_notes(self) -> list[str]:
-        """Says so when the release has one block: it then keeps degrees, triangles and clustering but places its edges
-        with no regard to the input's communities. The epsilon from which the sweeps run on this graph follows from the
-        released edge total and the public node count (:func:`sweeps_can_separate` with the configured share)."""
+        """Says so when the release has one block: it is then fitted to the released degrees, triangle count and
+        clustering but places its edges with no regard to the input's communities. The epsilon from which the sweeps
+        run on this graph follows from the mean degree the fit decided with (from the released edge count and the
+        public node count; :func:`sweeps_can_separate` with the configured share), rounded up."""
         if self.config.get("partition") != "single_block" or self.config.get("partition_mode") != "sweeps":
             return []
-        n = max(self.num_nodes, 1)
-        mean_degree = 2.0 * float(np.asarray(self.arrays["block_counts"], dtype=np.float64).sum()) / n
+        mean_degree = self.config.get("released_mean_degree")
+        if mean_degree is None:  # a release written before the fit stored it: the block counts' total
+            mean_degree = 2.0 * float(np.asarray(self.arrays["block_counts"], dtype=np.float64).sum()) / max(
+                self.num_nodes, 1)
         share = float((self.config.get("fractions") or DEFAULT_FRACTIONS).get("partition", 0.0))
         if mean_degree <= 0 or share <= 0:
             return []
-        needed = 3.0 * ORDERING_MARGIN / (DOWN_SHARE * share * mean_degree)
+        needed = math.ceil(10.0 * 3.0 * ORDERING_MARGIN / (DOWN_SHARE * share * mean_degree)) / 10.0
         return [f"one block: the released mean degree ({mean_degree:.1f}) is too low for the DP partition at this "
-                "epsilon, so the release keeps degrees, triangles and clustering but not the input's communities; "
-                f"on this graph the partition runs from about epsilon {needed:.2g}"]
+                "epsilon, so the release is fitted to the released degrees, triangle count and clustering but not "
+                f"to the input's communities; on this graph the partition runs from epsilon {needed:.1f}"]
 
     def _profile(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The merged class of every profile class and each merged class's released target, or ``None`` when the
@@ -351,6 +355,7 @@ class FittedBTER(ReleasedParams):
                  if sizes.size else np.zeros(0, dtype=bool))
         beta = 0.0
         steered: list[tuple[float, float]] = []
+        count_steer = False  # flattening driven by closures that overshoot the count (FLATTEN_FIRST)
         last = 4 if closing else 3  # one more draw for the steer
         for step in range(last + 1):
             before_closing = 0.0
@@ -405,8 +410,8 @@ class FittedBTER(ReleasedParams):
             # 300-node graph at epsilon 1 the released sum ranged over 0.02-1.78x the truth, and flattening towards
             # it raised the average clustering's error (held-out connectome proxy, 48 seeded fits: 0.156 -> 0.191).
             enough = got >= (1.0 - TRIANGLE_TOLERANCE) * target and float(csum) - s_got > 2.0 * noise
-            # Closures that met the sum from a draw that met the count before them, but pushed the count over it,
-            # flatten too: on a graph made of cliques (co-authorship) a closure adds triangles faster than
+            # Closures that met the sum from a draw that was not over the count before them, but pushed the count
+            # over it, flatten too: on a graph made of cliques (co-authorship) a closure adds triangles faster than
             # clustering, so the small groups should carry more of the sum (FLATTEN_FIRST).
             closed_over = (closing and beta <= 0.0 and closures > 0 and not low
                            and got > (1.0 + TRIANGLE_TOLERANCE) * target
@@ -421,7 +426,14 @@ class FittedBTER(ReleasedParams):
             if off_sum:
                 steered.append((beta, float(np.log(max(s_got, 1e-9)))))
                 (b0, l0), (b1, l1) = steered[-2] if len(steered) > 1 else (None, None), steered[-1]
-                if b0 is not None and l1 != l0 and b1 != b0:
+                if closed_over or (count_steer and beta < 0.0 and high and tri_ok):
+                    # The closures stop at the released sum, so a secant through such draws' sums is noise and went
+                    # back to beta = 0 (collab1 at epsilon 4: -0.25 -> 0.0, triangles 1.04 -> 1.22): the count
+                    # steers instead, one step on while the closures overshoot it, half a step back when a
+                    # flattened draw meets the count with the sum over.
+                    count_steer = True
+                    nxt = beta - FLATTEN_FIRST if closed_over else beta + 0.5 * FLATTEN_FIRST
+                elif b0 is not None and l1 != l0 and b1 != b0:
                     nxt = b1 + (float(np.log(float(csum))) - l1) * (b1 - b0) / (l1 - l0)
                     # Flattening, steps stay within STEER_STEP and below 0 (the secant's points also differ in
                     # their triangle targets; on Tolokers one such step jumped from -0.08 to +1.7).
@@ -430,7 +442,7 @@ class FittedBTER(ReleasedParams):
                     # The groups' expected-sum model (rho^3 per member) misses this way: at Tolokers' densities it
                     # asked for -0.08, which moved the measured sum by nothing, where -0.5 overshot it (scratch
                     # runs, reports/structure_fidelity.md). A fixed first step, then secant steps.
-                    nxt = beta - (FLATTEN_FIRST if closed_over else STEER_STEP)
+                    nxt = beta - STEER_STEP
                 else:
                     nxt = min(power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got, steer),
                               beta + STEER_STEP)
@@ -622,6 +634,7 @@ class DPBTER(GraphGenerator):
              "clustering_sum_scale": (clustering_sensitivity(CLUSTERING_CAP) / f["clustering_sum"]
                                       if f["clustering_sum"] > 0 else 0.0),
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile,
-             "component_scale": COMPONENT_SENSITIVITY / f["components"]},
+             "component_scale": COMPONENT_SENSITIVITY / f["components"],
+             "released_mean_degree": mean_degree},
             public_assumptions=public, reproducible_seed_used=used_seed,
         )

@@ -38,6 +38,15 @@ def _shuffled(g: Graph, seed: int) -> Graph:
     return Graph.from_edges(g.num_nodes, perm[g.edges], name="shuffled")[0]
 
 
+def _within_communities(g: Graph) -> Graph:
+    """Only the edges inside the input's Louvain communities: the input's communities are stronger on it."""
+    from graphrelease.audit.statistics import louvain_partition
+
+    members = louvain_partition(g, seed=0)
+    return Graph.from_edges(g.num_nodes, g.edges[members[g.edges[:, 0]] == members[g.edges[:, 1]]],
+                            name="sharpened")[0]
+
+
 @pytest.fixture(scope="module")
 def verdict(cora, tmp_path_factory):
     g = cora
@@ -49,6 +58,7 @@ def verdict(cora, tmp_path_factory):
         make_release_dir(root / "empty", [empty], epsilon=0.1, method="fake"),
         make_release_dir(root / "star", [_star(g.num_nodes)], epsilon=2.0, method="other", guarantee="none"),
         make_release_dir(root / "shuffled", [_shuffled(g, 3)], epsilon=4.0, method="renamed"),
+        make_release_dir(root / "sharpened", [_within_communities(g)], epsilon=4.0, method="sharpened"),
     ]
     res = run_audit(g, dirs, tasks=("statistics",), attacks=("link_inference", "membership"))
     return res, {r["label"].split("(")[-1].rstrip(")"): r for r in res.verdict["releases"]}
@@ -185,3 +195,10 @@ def test_a_release_that_keeps_every_statistic_but_not_the_communities_says_so(ve
     # 2% of the edges moved: the communities stay
     kept = next(i for i in close["items"] if i["what"] == "input_communities_modularity")
     assert kept["status"] == "kept" and res.statistics[close["label"]]["input_communities_nmi"] > 0.6
+
+
+def test_stronger_input_communities_are_never_called_lost(verdict):
+    res, v = verdict
+    item = next(i for i in v["sharpened"]["items"] if i["what"] == "input_communities_modularity")
+    assert item["release"] > item["original"] and item["relative_error"] > 0.1
+    assert item["status"] == "changed" and item["text"] not in v["sharpened"]["lost"]

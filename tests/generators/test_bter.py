@@ -531,12 +531,14 @@ def test_one_block_release_tells_the_owner_and_the_epsilon_it_names_runs_the_par
     fitted = DPBTER().fit(cora, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
     assert fitted.config["partition"] == "single_block"
     (note,) = fitted.release_notes()
-    assert "not the input's communities" in note
-    needed = float(re.search(r"from about epsilon ([0-9.]+)", note).group(1))
+    assert "not to the input's communities" in note
+    needed = float(re.search(r"partition runs from epsilon ([0-9.]+)", note).group(1))
     mean_degree = 2.0 * cora.num_edges / cora.num_nodes
     assert needed == pytest.approx(3 * 2.1 / (0.31 * mean_degree), rel=0.05)  # 3 labels at the 0.31 share
-    above = DPBTER().fit(cora, Budget(epsilon=1.1 * needed, delta=1e-6, adjacency="edge"))
+    above = DPBTER().fit(cora, Budget(epsilon=1.05 * needed, delta=1e-6, adjacency="edge"))
     assert above.config["partition"] == "degree_ordered_sweeps" and above.release_notes() == []
+    below = DPBTER().fit(cora, Budget(epsilon=0.9 * needed, delta=1e-6, adjacency="edge"))
+    assert below.config["partition"] == "single_block"  # the note names no epsilon too high either
 
 
 def test_closures_that_overshoot_the_triangles_flatten_the_groups_on_a_graph_of_cliques():
