@@ -561,7 +561,8 @@ def test_closures_that_overshoot_the_triangles_flatten_the_groups_on_a_graph_of_
 def test_a_secant_step_never_points_away_from_the_triangle_count():
     """E-mail proxy at epsilon 4 (980 nodes, blocks): two draws whose closures differ made the secant ask for 14.8
     times the released count (draws at 1.305 and 1.313 of the input's triangles for 0.99 and 0.66 of it wanted); the
-    kept draws then missed the input's triangles by 0.17-0.31 on three of four seeded fits (0.00-0.05 with the guard)."""
+    kept draws then missed the input's triangles by 0.17-0.31 on three of four seeded fits (0.00-0.05 with the
+    guard)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from proxies import proxy_graph
 
