@@ -105,7 +105,11 @@ from graphrelease.generators.local_clustering import (
 )
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
-from graphrelease.generators.dp_partition import ORDERING_MARGIN, degree_ordered_partition, sweeps_can_separate
+from graphrelease.generators.dp_partition import (
+    degree_ordered_partition,
+    sweep_epsilon_needed,
+    sweeps_can_separate,
+)
 from graphrelease.generators.dp_stats import (
     COMPONENT_SENSITIVITY,
     merge_profile_classes,
@@ -275,17 +279,15 @@ class FittedBTER(ReleasedParams):
         """Says so when the release has one block: it is then fitted to the released degrees, triangle count and
         clustering but places its edges with no regard to the input's communities. The epsilon from which the sweeps
         run on this graph follows from the mean degree the fit decided with (from the released edge count and the
-        public node count; :func:`sweeps_can_separate` with the configured share), rounded up."""
+        public node count; :func:`~graphrelease.generators.dp_partition.sweep_epsilon_needed` over the configured
+        share), rounded up. Called on a fresh fit (``synthesize``), which stores that mean degree."""
         if self.config.get("partition") != "single_block" or self.config.get("partition_mode") != "sweeps":
             return []
-        mean_degree = self.config.get("released_mean_degree")
-        if mean_degree is None:  # a release written before the fit stored it: the block counts' total
-            mean_degree = 2.0 * float(np.asarray(self.arrays["block_counts"], dtype=np.float64).sum()) / max(
-                self.num_nodes, 1)
-        share = float((self.config.get("fractions") or DEFAULT_FRACTIONS).get("partition", 0.0))
-        if mean_degree <= 0 or share <= 0:
+        mean_degree = float(self.config["released_mean_degree"])
+        needed = sweep_epsilon_needed(mean_degree) / (DOWN_SHARE * float(self.config["fractions"]["partition"]))
+        if not math.isfinite(needed):
             return []
-        needed = math.ceil(10.0 * 3.0 * ORDERING_MARGIN / (DOWN_SHARE * share * mean_degree)) / 10.0
+        needed = math.ceil(10.0 * needed) / 10.0
         return [f"one block: the released mean degree ({mean_degree:.1f}) is too low for the DP partition at this "
                 "epsilon, so the release is fitted to the released degrees, triangle count and clustering but not "
                 f"to the input's communities; on this graph the partition runs from epsilon {needed:.1f}"]

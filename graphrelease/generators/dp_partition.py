@@ -74,6 +74,14 @@ def sweeps_can_separate(epsilon_down: float, mean_degree: float, min_labels: int
     return float(epsilon_down) * max(float(mean_degree), 0.0) / ORDERING_MARGIN >= min_labels
 
 
+def sweep_epsilon_needed(mean_degree: float, min_labels: int = 3) -> float:
+    """The smallest down-sweep epsilon at which :func:`sweeps_can_separate` holds for ``mean_degree`` (``inf`` for
+    a graph without edges): the same rule, solved for epsilon, for telling a data owner what would let the sweeps
+    run."""
+    d = max(float(mean_degree), 0.0)
+    return min_labels * ORDERING_MARGIN / d if d > 0 else float("inf")
+
+
 def degree_rank(released_degrees: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Rank 0 = largest released degree; ties broken by public randomness (post-processing)."""
     d = np.asarray(released_degrees, dtype=np.float64)

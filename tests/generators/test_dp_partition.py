@@ -12,6 +12,7 @@ from graphrelease.generators.dp_partition import (
     label_count,
     oriented_counts,
     oriented_neighbours,
+    sweep_epsilon_needed,
     sweeps_can_separate,
 )
 from graphrelease.graph import Graph
@@ -84,6 +85,8 @@ def test_label_count_follows_the_ordering_threshold():
     assert label_count(0.3, 4.0) == 2 and label_count(100.0, 50.0) == 32
     assert sweeps_can_separate(0.3, 44.0) and not sweeps_can_separate(0.25, 4.0)
     assert sweeps_can_separate(0.31, 20.4) and not sweeps_can_separate(0.31, 20.2)  # 3 labels at 0.31 * d / 2.1
+    needed = sweep_epsilon_needed(20.3)  # the same rule solved for epsilon
+    assert sweeps_can_separate(needed * 1.001, 20.3) and not sweeps_can_separate(needed * 0.999, 20.3)
 
 
 def _planted(n: int, k: int, mean_degree: float, mixing: float, seed: int) -> tuple[Graph, np.ndarray]:
