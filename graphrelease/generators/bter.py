@@ -285,12 +285,13 @@ class FittedBTER(ReleasedParams):
             return []
         mean_degree = float(self.config["released_mean_degree"])
         needed = sweep_epsilon_needed(mean_degree) / (DOWN_SHARE * float(self.config["fractions"]["partition"]))
-        if not math.isfinite(needed):
-            return []
-        needed = math.ceil(10.0 * needed) / 10.0
-        return [f"one block: the released mean degree ({mean_degree:.1f}) is too low for the DP partition at this "
+        note = (f"one block: the released mean degree ({mean_degree:.1f}) is too low for the DP partition at this "
                 "epsilon, so the release is fitted to the released degrees, triangle count and clustering but not "
-                f"to the input's communities; on this graph the partition runs from epsilon {needed:.1f}"]
+                "to the input's communities")
+        # A released mean degree of 0 (a few edges under the edge count's noise) names no epsilon.
+        if math.isfinite(needed):
+            note += f"; on this graph the partition runs from epsilon {math.ceil(10.0 * needed) / 10.0:.1f}"
+        return [note]
 
     def _profile(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The merged class of every profile class and each merged class's released target, or ``None`` when the

@@ -573,3 +573,17 @@ def test_a_secant_step_never_points_away_from_the_triangle_count():
         fitted = DPBTER(seed=seed).fit(g, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
         errors.append(abs(triangle_count(fitted.sample(1, rng=np.random.default_rng(1000 + seed))[0]) / truth - 1))
     assert np.median(errors) < 0.1, errors
+
+
+def test_one_block_note_without_an_epsilon_when_the_released_mean_degree_is_zero():
+    """A graph of a few edges can release an edge count at or below 0 (the count's noise): the release still has
+    one block and says so, but names no epsilon (the CLI test on 250 Cora nodes, 46 edges, failed on it)."""
+    from graphrelease.generators.bter import FittedBTER
+
+    config = {"partition": "single_block", "partition_mode": "sweeps", "released_mean_degree": 0.0,
+              "fractions": dict(DEFAULT_FRACTIONS)}
+    (note,) = FittedBTER(10, {"labels": np.zeros(10, dtype=np.int64)}, config).release_notes()
+    assert note.startswith("one block:") and "epsilon" in note and "runs from epsilon" not in note
+    config["released_mean_degree"] = 4.0
+    (note,) = FittedBTER(10, {"labels": np.zeros(10, dtype=np.int64)}, config).release_notes()
+    assert note.endswith(f"runs from epsilon {np.ceil(10 * 3 * 2.1 / (0.31 * 4.0)) / 10:.1f}")
