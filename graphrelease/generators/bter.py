@@ -33,23 +33,24 @@ epsilon).
    sit at low-degree nodes or among hubs.
 6. Components [0.03]: the number of connected components, sensitivity 1.
 
-Sampling (post-processing; Seshadhri, Kolda & Pinar 2012, BTER, with the Chung-Lu phase replaced by a DC-SBM):
-(a) inside every block, nodes of similar released degree form affinity groups of ``d_min + 1`` nodes, each an
-Erdos-Renyi graph of one density :math:`\rho` solved so that the expected triangle count :math:`\rho^3 \sum_g
-\binom{s_g}{3}` plus the triangles of the rest matches the released count (one pilot draw measures the latter);
-(b) the remaining edges are drawn DC-SBM style with endpoints proportional to each node's excess degree (released
-degree minus expected affinity degree); the block-pair counts are the released ones fitted by iterative proportional
-fitting to the blocks' excess volumes, and one reweighted redraw lifts the hubs that distinct-pair sampling
-saturates, and hubs still short of their degree get their missing edges across blocks (edge count kept); (c) wedge
-closures inside blocks (TriCycLe-style, edge count kept) until the draw's capped clustering sum reaches the released
-one, their triangles counted against the released triangle count, or, when the draw is more clustered than the
-released sum, a steeper group density (:math:`\rho_g \propto s_g^\beta` on groups inside one block) that moves
-triangles from small groups to large ones, and, when the closures leave the sum short beyond its noise (dense graphs,
-where a closure adds about :math:`1/\binom{d}{2}`) or meet it only by pushing the triangle count over the released
-one (graphs made of cliques), a flatter one (:math:`\beta < 0`) that moves them the other way;
-(d) components other than the largest are joined to it, the largest first, until the released component count,
-soft-thresholded by one noise scale (:func:`~graphrelease.generators.affinity.component_target`), is reached, then
-the pieces those joins' deletions split off are joined again without deleting.
+Sampling (post-processing; Seshadhri, Kolda & Pinar 2012, BTER, with the Chung-Lu phase replaced by a DC-SBM): (a)
+inside every block, nodes of similar released degree form affinity groups of ``d_min + 1`` nodes, each an
+Erdos-Renyi graph of one density :math:`\rho` solved so that the expected triangle count
+:math:`\rho^3 \sum_g \binom{s_g}{3}` plus the triangles of the rest matches the released count (one pilot draw
+measures the latter); (b) the remaining edges are drawn DC-SBM style with endpoints proportional to each node's
+excess degree (released degree minus expected affinity degree); the block-pair counts are the released ones fitted
+by iterative proportional fitting to the blocks' excess volumes, and one reweighted redraw lifts the hubs that
+distinct-pair sampling saturates, and hubs still short of their degree get their missing edges across blocks (edge
+count kept); (c) wedge closures inside blocks (TriCycLe-style, edge count kept; at most half as many as the draw has
+edges) until the draw's capped clustering sum reaches the released one, their triangles counted against the released
+triangle count, or, when the draw is more clustered than the released sum, a steeper group density
+(:math:`\rho_g \propto s_g^\beta` on groups inside one block) that moves triangles from small groups to large ones,
+and, when the closures leave the sum short beyond its noise (dense graphs, where a closure adds about
+:math:`1/\binom{d}{2}`) or meet it only by pushing the triangle count over the released one (graphs made of
+cliques), a flatter one (:math:`\beta < 0`) that moves them the other way; (d) components other than the largest are
+joined to it, the largest first, until the released component count, soft-thresholded by one noise scale
+(:func:`~graphrelease.generators.affinity.component_target`), is reached, then the pieces those joins' deletions
+split off are joined again without deleting.
 Time and memory are linear in the edges, except for the triangle listings of the clustering sum, which grow with
 the 2-paths of the degree orientation (Slashdot, 504k edges: 16-24 CPU-s and 0.8 GiB traced for fit + sample at
 epsilon 1 / 4).
