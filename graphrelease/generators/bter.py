@@ -346,9 +346,10 @@ class FittedBTER(ReleasedParams):
         history: list[tuple[float, float, float]] = []
         best: tuple[tuple[bool, float], np.ndarray, np.ndarray] | None = None
         # Where the triangles sit: with a released clustering sum (and no profile), every draw gets wedge closures
-        # until its capped clustering sum reaches the released one (BTER alone puts the triangles among peers and
-        # leaves low-degree nodes too little clustering on graphs where they close triangles with hubs). Their
-        # triangles count as "outside the groups" below, so the group densities fall to make room for them.
+        # (at most MAX_CLOSURES_PER_EDGE per edge) until its capped clustering sum reaches the released one (BTER
+        # alone puts the triangles among peers and leaves low-degree nodes too little clustering on graphs where they
+        # close triangles with hubs). Their triangles count as "outside the groups" below, so the group densities
+        # fall to make room for them.
         csum = self.arrays.get("clustering_sum")
         noise = float(self.config.get("clustering_sum_scale", 0.0))  # Laplace scale of the released sum
         closing = csum is not None and prof is None and np.isfinite(float(csum))
@@ -403,8 +404,8 @@ class FittedBTER(ReleasedParams):
             # Only draws that meet the triangle count are steered: the sum moves with the group triangles too
             # (Facebook, epsilon 4: 4% too many triangles came with a 22% too large sum).
             # A closed draw still short of the sum steers the other way, towards the small groups: on dense graphs a
-            # closure adds about 1/C(d, 2) (Tolokers, mean degree 88, epsilon 4: 1.04M closures left the sum 39%
-            # short, and the count-vs-sum trade kept a draw with 8% too many triangles).
+            # closure adds about 1/C(d, 2) (Tolokers, mean degree 88, epsilon 4, before the closures were capped: 1.04M
+            # closures left the sum 39% short, and the count-vs-sum trade kept a draw with 8% too many triangles).
             # Flattened draws (beta < 0) are closed too (both levers raise the sum). Too many triangles is no reason
             # not to flatten (the flattened draw's count is corrected like any other), so that steer only waits for
             # a draw that is not short of triangles.
