@@ -204,7 +204,7 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
         if short <= tolerance * float(target):
             break
         if step == 0 and first > 0:
-            k = int(min(first, keys.size))
+            k = int(first)
         else:
             if done > 0 and s > s0:
                 gain = (s - s0) / done
@@ -214,11 +214,9 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
                 gain = float(np.mean(2.0 / (d * (d - 1)))) if d.size else 0.0
             if gain <= 0:
                 break
-            # At most one closure per edge in a batch (each is paid for by deleting an edge): a noisy target far
-            # above what the graph can hold, over a tiny gain, would otherwise ask for billions (found by the
-            # black-box audit's 50-node ball at a small epsilon). MAX_CLOSURES_PER_EDGE below is tighter; this
-            # bound keeps the request finite whatever that constant is set to.
-            k = int(min(np.ceil(short / gain), keys.size))
+            k = int(min(np.ceil(short / gain), most))
+        # The cap also keeps the request finite: a noisy target far above what the graph can hold, over a tiny gain,
+        # would otherwise ask for billions (found by the black-box audit's 50-node ball at a small epsilon).
         k = min(k, most - done)
         if k <= 0:
             break
