@@ -23,14 +23,17 @@ epsilon).
    L1 sensitivity 1 each; the total is the inverse-variance combination of the count and the cells' sum (with C
    cells the sum's noise variance is C times a single count's), and norm-sub projects the cells onto it, so the
    edge count stays accurate with many blocks.
-4. Triangles [0.13 (0.08 after the shift), or 0.49 without sweeps: the sweeps' share plus what the clustering sum
-   took, back from the single block's cell count]: the smoothly capped count :math:`T_D`, two stages
+4. Triangles [0.13 (0.08 after the shift), or 0.49 without sweeps (the sweeps' share plus what the clustering sum
+   took, back from the single block's cell count) less what the clustering sum takes back]: the smoothly capped
+   count :math:`T_D`, two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`). With
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
    (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
-5. Clustering sum [0.05; 0.03 after the shift]: the capped sum of local clustering
-   (:mod:`graphrelease.generators.local_clustering`, sensitivity :math:`C + 2`), which says whether the triangles
-   sit at low-degree nodes or among hubs.
+5. Clustering sum [0.05; 0.03 after the shift], released before the triangle count: the capped sum of local
+   clustering (:mod:`graphrelease.generators.local_clustering`, sensitivity :math:`C + 2`), which says whether the
+   triangles sit at low-degree nodes or among hubs. Without sweeps, a second release tops it up where the first is
+   too noisy for its size (small graphs), with up to :data:`SPARE_FOR_CLUSTERING_SUM` of the partition's share
+   taken from the triangle count.
 6. Components [0.03]: the number of connected components, sensitivity 1.
 
 Sampling (post-processing; Seshadhri, Kolda & Pinar 2012, BTER, with the Chung-Lu phase replaced by a DC-SBM): (a)
@@ -98,11 +101,9 @@ from graphrelease.generators.affinity import (
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
 from graphrelease.generators.local_clustering import (
-    CLUSTERING_CAP,
-    clustering_sensitivity,
     measure_clustering,
     raise_clustering,
-    release_clustering_sum,
+    release_clustering_sum_topped_up,
 )
 from graphrelease.generators.dcsbm import MODULARITY_UTILITY_SENSITIVITY, modularity_utility
 from graphrelease.generators.dp_partition import MECHANISMS as SELECTIONS
@@ -159,6 +160,11 @@ DEGREE_STEP = {"sorted_degrees": 0.13, "cumulative_degrees": 0.03}
 #: partition gains nothing measurable and the triangle count pays (Cora-ML at epsilon 4, 3 runs: NMI 0.146 -> 0.152,
 #: triangle RE 0.180 / 0.176 / 0.001 -> 0.065 / 0.215 / 0.453).
 SHIFT_MIN_LABELS = 4
+#: Share of the partition's epsilon that the clustering sum may take back from the triangle count when the sweeps do
+#: not run (one block), spent only as far as the sum's first release says it is too noisy for its size
+#: (:data:`~graphrelease.generators.local_clustering.TOPPED_UP_RELATIVE_SCALE`). Half leaves the count at least
+#: 0.33 of epsilon.
+SPARE_FOR_CLUSTERING_SUM = 0.5
 PARTITION_MODES = ("sweeps", "candidates")
 #: The sampler stops correcting the group densities once its triangle count is this close to the released one. The
 #: count is flat in the density where hubs' block edges hold most triangles (Chameleon: 1.05x the target at density
@@ -441,7 +447,7 @@ class FittedBTER(ReleasedParams):
                     count_steer = True
                     nxt = beta - FLATTEN_FIRST if closed_over else beta + 0.5 * FLATTEN_FIRST
                 elif b0 is not None and l1 != l0 and b1 != b0:
-                    nxt = b1 + (float(np.log(float(csum))) - l1) * (b1 - b0) / (l1 - l0)
+                    nxt = b1 + (float(np.log(max(float(csum), 1e-9))) - l1) * (b1 - b0) / (l1 - l0)
                     # Flattening, steps stay within STEER_STEP and below 0 (the secant's points also differ in
                     # their triangle targets; on Tolokers one such step jumped from -0.08 to +1.7).
                     nxt = float(np.clip(nxt, b1 - STEER_STEP, min(b1 + STEER_STEP, 0.0))) if raise_sum else nxt
@@ -632,10 +638,19 @@ class DPBTER(GraphGenerator):
             # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
             # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
             # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
+            # With one block the triangle count holds the partition's share, and on small graphs the clustering
+            # sum's own share leaves it too noisy for its size: it may take up to SPARE_FOR_CLUSTERING_SUM of that
+            # share back (a choice read off its first release; the triangle count, charged after it, spends the
+            # rest).
+            spare = SPARE_FOR_CLUSTERING_SUM * f["partition"] if mode == "single_block" else 0.0
+            csum, csum_second, csum_scale = (
+                release_clustering_sum_topped_up(graph, budget, rng, epsilon=f["clustering_sum"], spare=spare,
+                                                 stage="dp_bter")
+                if f["clustering_sum"] > 0 else (float("nan"), 0.0, 0.0))
+            f["clustering_sum"] += csum_second
+            f["triangles"] -= csum_second
             tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                     profile=self.clustering_profile)
-            csum = (release_clustering_sum(graph, budget, rng, epsilon=f["clustering_sum"], stage="dp_bter")
-                    if f["clustering_sum"] > 0 else float("nan"))
             comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
         return FittedBTER(
             n,
@@ -647,8 +662,7 @@ class DPBTER(GraphGenerator):
              "partition_mode": self.partition, "partition_selection": self.partition_selection,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
-             "clustering_sum_scale": (clustering_sensitivity(CLUSTERING_CAP) / f["clustering_sum"]
-                                      if f["clustering_sum"] > 0 else 0.0),
+             "clustering_sum_scale": csum_scale,
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile,
              "component_scale": COMPONENT_SENSITIVITY / f["components"],
              "released_mean_degree": mean_degree},

@@ -17,7 +17,9 @@ from graphrelease.generators.local_clustering import (
     clustering_sensitivity,
     measure_clustering,
     raise_clustering,
+    TOPPED_UP_RELATIVE_SCALE,
     release_clustering_sum,
+    release_clustering_sum_topped_up,
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
@@ -110,6 +112,46 @@ def test_release_charges_the_declared_sensitivity(cora):
     assert entry.sensitivity == pytest.approx(clustering_sensitivity(CLUSTERING_CAP))
     assert declared_sensitivity("edge", "dp_bter.clustering_sum") == pytest.approx(entry.sensitivity)
     assert 0.0 <= value <= cora.num_nodes
+
+
+def test_a_sum_too_noisy_for_its_size_is_released_again_and_averaged(cora):
+    """600 of Cora's nodes: the capped sum is about 170, so at epsilon 0.05 (scale 60) the first release is far
+    noisier than TOPPED_UP_RELATIVE_SCALE of its value. A second release (its epsilon at most the spare) and the
+    inverse-variance average then land closer to the truth than the first release alone, which the same seed
+    reproduces: mean absolute error 34 against 60 over these 200 seeds. (Not the 22 of the combined scale: a first
+    release the noise raised asks for less, so high errors are topped up less than low ones.) On all of Cora at
+    epsilon 1 (scale 3 on a sum of about 600) nothing is added."""
+    g = small_subgraph(cora, 600)
+    truth = capped_clustering_sum(g.num_nodes, g.edges)
+    sensitivity = clustering_sensitivity(CLUSTERING_CAP)
+    alone, topped = [], []
+    for seed in range(200):
+        budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        value, second, scale = release_clustering_sum_topped_up(g, budget, np.random.default_rng(seed),
+                                                                epsilon=0.05, spare=0.15, stage="dp_bter")
+        first_only = release_clustering_sum(g, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"),
+                                            np.random.default_rng(seed), epsilon=0.05, stage="dp_bter")
+        entries = budget.ledger.entries
+        assert [e.stage for e in entries][: 1] == ["dp_bter.clustering_sum"]
+        if second > 0:
+            assert [e.stage for e in entries][1:] == ["dp_bter.clustering_sum_second"]
+            assert entries[1].params["epsilon"] == pytest.approx(second) and 0 < second <= 0.15
+            assert entries[1].sensitivity == pytest.approx(sensitivity)
+            assert declared_sensitivity("edge", "dp_bter.clustering_sum_second") == pytest.approx(sensitivity)
+            # The combined scale is the target share of the first release (clipped to [1, n]) unless the spare ran
+            # out; never below it.
+            assert scale == pytest.approx(sensitivity / np.hypot(0.05, second))
+        else:
+            assert len(entries) == 1 and scale == pytest.approx(sensitivity / 0.05)
+        assert 0.0 <= value <= g.num_nodes
+        alone.append(abs(first_only - truth))
+        topped.append(abs(value - truth))
+    assert np.mean(topped) < 0.7 * np.mean(alone), (np.mean(topped), np.mean(alone), truth)
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    _, second, _ = release_clustering_sum_topped_up(cora, budget, np.random.default_rng(0), epsilon=1.0, spare=0.15,
+                                                    stage="dp_bter")
+    assert second == 0.0 and len(budget.ledger.entries) == 1
+    assert TOPPED_UP_RELATIVE_SCALE * capped_clustering_sum(cora.num_nodes, cora.edges) > sensitivity / 1.0
 
 
 def test_wedge_closures_keep_the_edge_count_and_raise_the_sum(cora):
