@@ -163,7 +163,7 @@ SHIFT_MIN_LABELS = 4
 #: Share of the partition's epsilon that the clustering sum may take back from the triangle count when the sweeps do
 #: not run (one block), spent only as far as the sum's first release says it is too noisy for its size
 #: (:data:`~graphrelease.generators.local_clustering.TOPPED_UP_RELATIVE_SCALE`). Half leaves the count at least
-#: 0.33 of epsilon.
+#: 0.33 of epsilon with the default shares (at least half the partition's share with any).
 SPARE_FOR_CLUSTERING_SUM = 0.5
 PARTITION_MODES = ("sweeps", "candidates")
 #: The sampler stops correcting the group densities once its triangle count is this close to the released one. The
@@ -594,6 +594,7 @@ class DPBTER(GraphGenerator):
         # Under the sweeps every later share was chosen from the released edge count: the entries flagged so make
         # the accountants certify the whole ledger by the pure-DP filter bound, which holds for every branch.
         adaptive = budget.shares_chosen_from_releases() if self.partition == "sweeps" else nullcontext()
+        spare = 0.0  # epsilon the clustering sum may take back from the triangle count (one block only)
         with adaptive:
             deg = release_degrees(graph, budget, rng, epsilon_sorted=f["sorted_degrees"],
                                   epsilon_rank=f["rank_degrees"], epsilon_cumulative=f["cumulative_degrees"],
@@ -616,6 +617,11 @@ class DPBTER(GraphGenerator):
                 moved = min(f["clustering_sum"], f["block_counts"] * 2.0 / 3.0)
                 f["block_counts"] -= moved
                 f["triangles"] += f["partition"] + moved
+                # ... and on small graphs the clustering sum's own share leaves it too noisy for its size: it may
+                # take up to SPARE_FOR_CLUSTERING_SUM of the partition's share back from the triangle count (a choice
+                # read off its first release; the count, charged after it, spends the rest). Only here: the
+                # candidate selection may also pick one block, but it has spent the partition's share.
+                spare = SPARE_FOR_CLUSTERING_SUM * f["partition"]
             else:
                 mode, labels = self._select_candidate(graph, deg.values, budget, rng, f["partition"])
                 if self.use_node_order:
@@ -635,20 +641,15 @@ class DPBTER(GraphGenerator):
             block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
             if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
                 f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
-            # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
-            # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
-            # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
-            # With one block the triangle count holds the partition's share, and on small graphs the clustering
-            # sum's own share leaves it too noisy for its size: it may take up to SPARE_FOR_CLUSTERING_SUM of that
-            # share back (a choice read off its first release; the triangle count, charged after it, spends the
-            # rest).
-            spare = SPARE_FOR_CLUSTERING_SUM * f["partition"] if mode == "single_block" else 0.0
             csum, csum_second, csum_scale = (
                 release_clustering_sum_topped_up(graph, budget, rng, epsilon=f["clustering_sum"], spare=spare,
                                                  stage="dp_bter")
                 if f["clustering_sum"] > 0 else (float("nan"), 0.0, 0.0))
             f["clustering_sum"] += csum_second
             f["triangles"] -= csum_second
+            # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
+            # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
+            # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
             tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                     profile=self.clustering_profile)
             comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")

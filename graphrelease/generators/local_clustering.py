@@ -55,7 +55,8 @@ CLUSTERING_CAP = 1.0
 #: to handle (its flattening step). The cost, measured there: 1,000-node pieces of Cora at epsilon 1 need more
 #: closures than this for their (equally noisy) sum, and their average clustering RE goes 0.28 -> 0.36-0.42.
 MAX_CLOSURES_PER_EDGE = 0.5
-#: Relative noise scale a spare share tops the released sum up to (:func:`release_clustering_sum_topped_up`). On a
+#: Relative noise scale whose epsilon a spare share tops the sum's first release up to
+#: (:func:`release_clustering_sum_topped_up`). On a
 #: graph of a few hundred or a thousand nodes the sum is a few hundred, and at epsilon 1 its share (0.05, scale 60)
 #: left it 25-50% off, which the closures then chased (see MAX_CLOSURES_PER_EDGE). ``dp_bter`` takes the spare from
 #: the triangle count when its sweeps do not run. Measured on 10 graphs of 300-2,995 nodes at epsilon 1 (24 paired
@@ -132,14 +133,18 @@ def release_clustering_sum_topped_up(graph: Any, budget: Any, rng: np.random.Gen
                                      ) -> tuple[float, float, float]:
     """:func:`release_clustering_sum`, then, when the first release's noise scale is more than
     :data:`TOPPED_UP_RELATIVE_SCALE` of its value (clipped to ``[1, n]``), a second Laplace release of the same sum
-    (stage ``<stage>.clustering_sum_second``) with the least epsilon, at most ``spare``, that brings the two releases'
-    combined scale to that share. The two are averaged with inverse-variance weights (``epsilon_i^2``), then clipped
-    to ``[0, n]`` (post-processing). The second epsilon is a function of the first release only: adaptive
-    composition, so the caller charges both inside ``Budget.shares_chosen_from_releases()`` and takes ``spare``
-    from a stage charged later (every branch then spends the same total).
+    (stage ``<stage>.clustering_sum_second``) whose epsilon tops the first one up to the epsilon a single release at
+    that scale would need (``epsilon_1 + epsilon_2 = (C + 2) / (share * value)``), at most ``spare``. The two are
+    averaged with inverse-variance weights (``epsilon_i^2``), then clipped to ``[0, n]`` (post-processing); the
+    average's scale, ``(C + 2) / sqrt(epsilon_1^2 + epsilon_2^2)``, lies between that target and the first
+    release's. The second epsilon is a function of the first release only: adaptive composition, so the caller
+    charges both inside ``Budget.shares_chosen_from_releases()`` and takes ``spare`` from a stage charged later
+    (every branch then spends the same total).
 
-    Returns the value, the second release's epsilon (0 when there is none) and the combined Laplace-equivalent scale
-    ``(C + 2) / sqrt(epsilon_1^2 + epsilon_2^2)`` (the same variance as the average)."""
+    Returns the value, the second release's epsilon (0 when there is none) and the average's Laplace-equivalent scale.
+    That scale is nominal: a first release the noise raised asks for less, so the average is biased upwards and its
+    error somewhat larger (600 Cora nodes, sum 168, first share 0.05, spare 0.15, 2,000 seeds: bias +11, mean
+    absolute error 31 against a mean nominal scale of 25)."""
     n = graph.num_nodes
     sensitivity = clustering_sensitivity(cap)
     value = capped_clustering_sum(n, graph.edges, cap)

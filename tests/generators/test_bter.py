@@ -118,6 +118,27 @@ def test_with_one_block_the_clustering_sum_takes_back_what_its_size_needs(cora):
         assert fitted.sample(1, rng=np.random.default_rng(seed))[0].num_edges > 0
 
 
+def test_the_clustering_sum_takes_no_spare_outside_the_sweeps_single_block(cora):
+    """The spare is the partition's share, which only the sweeps' single-block branch hands to the triangle count: the
+    candidate selection spends it even when it picks one block, so there the sum is released once (a review found the
+    first version taking it from a 0.13 triangle share: a negative epsilon). A share set given explicitly keeps the
+    count's share positive (at least half the partition's)."""
+    g = small_subgraph(cora, 600)
+    for seed in range(4):
+        budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        DPBTER(partition="candidates", seed=seed).fit(g, budget)
+        check_budget_spent_exactly(budget, 1.0)
+        assert "dp_bter.clustering_sum_second" not in [e.stage for e in budget.ledger]
+    given = {"sorted_degrees": 0.2, "rank_degrees": 0.05, "cumulative_degrees": 0.05, "partition": 0.5,
+             "block_counts": 0.05, "edge_count": 0.05, "triangles": 0.02, "clustering_sum": 0.05, "components": 0.03}
+    for seed in range(4):
+        budget = Budget(epsilon=0.5, delta=1e-6, adjacency="edge")
+        fitted = DPBTER(fractions=given, seed=seed).fit(g, budget)
+        check_budget_spent_exactly(budget, 0.5)
+        assert fitted.config["partition"] == "single_block"
+        assert fitted.config["shares_spent"]["triangles"] >= 0.5 * given["partition"] - 1e-12
+
+
 def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     budget = Budget(epsilon=8.0, delta=1e-6, adjacency="edge")
     fitted = DPBTER().fit(cora, budget)

@@ -12,12 +12,12 @@ from graphrelease.generators.classical_common import charge_laplace, pair_keys
 from graphrelease.generators.local_clustering import (
     CLUSTERING_CAP,
     PROOF,
+    TOPPED_UP_RELATIVE_SCALE,
     capped_clustering_sum,
     close_wedges,
     clustering_sensitivity,
     measure_clustering,
     raise_clustering,
-    TOPPED_UP_RELATIVE_SCALE,
     release_clustering_sum,
     release_clustering_sum_topped_up,
 )
@@ -138,8 +138,8 @@ def test_a_sum_too_noisy_for_its_size_is_released_again_and_averaged(cora):
             assert entries[1].params["epsilon"] == pytest.approx(second) and 0 < second <= 0.15
             assert entries[1].sensitivity == pytest.approx(sensitivity)
             assert declared_sensitivity("edge", "dp_bter.clustering_sum_second") == pytest.approx(sensitivity)
-            # The combined scale is the target share of the first release (clipped to [1, n]) unless the spare ran
-            # out; never below it.
+            # The two epsilons together are what one release at the target scale would need (unless the spare ran
+            # out); the average's scale is that of the inverse-variance weights.
             assert scale == pytest.approx(sensitivity / np.hypot(0.05, second))
         else:
             assert len(entries) == 1 and scale == pytest.approx(sensitivity / 0.05)
