@@ -101,6 +101,8 @@ from graphrelease.generators.affinity import (
 )
 from graphrelease.generators.community_dp import group_pair_counts, relabel
 from graphrelease.generators.local_clustering import (
+    CLUSTERING_CAP,
+    clustering_cap,
     measure_clustering,
     raise_clustering,
     release_clustering_sum_topped_up,
@@ -358,6 +360,8 @@ class FittedBTER(ReleasedParams):
         # fall to make room for them.
         csum = self.arrays.get("clustering_sum")
         noise = float(self.config.get("clustering_sum_scale", 0.0))  # Laplace scale of the released sum
+        # The draws are measured with the cap the sum was released with (models fitted before it was chosen: 1).
+        ccap = float(self.config.get("clustering_cap", CLUSTERING_CAP))
         closing = csum is not None and prof is None and np.isfinite(float(csum))
         closures, s_got = 0, 0.0
         # Only groups inside one block are steepened: the pooled groups hold several blocks' top-degree nodes, and
@@ -375,12 +379,13 @@ class FittedBTER(ReleasedParams):
             if closing and beta <= 0.0:
                 measured: dict[str, float] = {}
                 keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, first=closures,
-                                                              labels=labels if k > 1 else None, measured=measured)
+                                                              labels=labels if k > 1 else None, measured=measured,
+                                                              cap=ccap)
                 before_closing = measured.get("triangles_before", got)
             elif closing:
                 # A steepened draw is never closed too: the two levers pull opposite ways (measured on Facebook at
                 # epsilon 4: a steer that overshot, then 160k closures inside blocks that could not make it up).
-                got, s_got, _ = measure_clustering(n, keys)
+                got, s_got, _ = measure_clustering(n, keys, ccap)
                 closures = 0
             else:
                 edges = keys_to_edges(keys, n)
@@ -641,9 +646,12 @@ class DPBTER(GraphGenerator):
             block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
             if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
                 f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
+            # The cap comes from the public node count and the share (chosen from the released edge count): where
+            # the release is precise enough, a larger cap cuts less of the sum off (local_clustering.clustering_cap).
+            ccap = clustering_cap(f["clustering_sum"], n)
             csum, csum_second, csum_scale = (
                 release_clustering_sum_topped_up(graph, budget, rng, epsilon=f["clustering_sum"], spare=spare,
-                                                 stage="dp_bter")
+                                                 stage="dp_bter", cap=ccap)
                 if f["clustering_sum"] > 0 else (float("nan"), 0.0, 0.0))
             f["clustering_sum"] += csum_second
             f["triangles"] -= csum_second
@@ -663,7 +671,7 @@ class DPBTER(GraphGenerator):
              "partition_mode": self.partition, "partition_selection": self.partition_selection,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
-             "clustering_sum_scale": csum_scale,
+             "clustering_sum_scale": csum_scale, "clustering_cap": ccap,
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile,
              "component_scale": COMPONENT_SENSITIVITY / f["components"],
              "released_mean_degree": mean_degree},

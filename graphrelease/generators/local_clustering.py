@@ -39,9 +39,22 @@ from graphrelease.generators.classical_common import (
 from graphrelease.graph import sorted_unique
 
 PROOF = "docs/privacy.md#local-clustering-sum"
-#: Per-edge cap of the apex sums. Measured on seven graphs (scratch): C = 1 keeps 0.80 (Slashdot) to 0.99 (Facebook)
-#: of the uncapped sum (Cora 0.93, Chameleon 0.83), C = 2 keeps 0.85-1.00 for 27% more noise.
+#: Per-edge cap of the apex sums where the release is noisy (:func:`clustering_cap`). Measured on seven graphs
+#: (scratch): C = 1 keeps 0.80 (Slashdot) to 0.99 (Facebook) of the uncapped sum (Cora 0.93, Chameleon 0.83), C = 2
+#: keeps 0.85-1.00 for 33% more noise.
 CLUSTERING_CAP = 1.0
+#: Caps :func:`clustering_cap` chooses from. What the cap cuts off is a bias, not noise: the sampler matches its
+#: draw's capped sum to the released one, and its draws rarely have an edge whose apex sum exceeds 1, so a sum that
+#: C = 1 cut to 0.85 of the input's leaves the release's average clustering about 15% short at every epsilon.
+#: Kept share of the uncapped sum at C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot 0.80 / 0.85
+#: / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS balls of Cora
+#: 0.84-0.85 / 0.94-0.95 / 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at C = 1 on
+#: Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies.
+CLUSTERING_CAPS = (1.0, 2.0, 3.0, 5.0)
+#: Largest Laplace scale of the released sum, in units of the average clustering (``(C + 2) / (epsilon * n)``), at
+#: which :func:`clustering_cap` still raises the cap: past it the added noise costs more than the cut-off bias gives
+#: back (structure log item 15 in reports/structure_fidelity.md).
+CAP_NOISE_BOUND = 0.02
 #: Most wedge closures one draw gets, per edge of the draw (each closure deletes an edge, so 1 rewires as many edges
 #: as the draw has). A closure's two new endpoints are neighbours of a random apex, so mostly hubs: past about half the
 #: edges the draw's degrees drift to the hubs. Measured on 1,000-node e-mail proxies at epsilon 1 (released clustering
@@ -72,6 +85,18 @@ def clustering_sensitivity(cap: float) -> float:
     most ``2/(d+1) <= 2/3`` at each endpoint (its old triangles' weights); a capped term never moves against its
     total, so rises and falls never add."""
     return float(cap) + 2.0
+
+
+def clustering_cap(epsilon: float, num_nodes: int) -> float:
+    """The per-edge cap :math:`C` of the sum released at ``epsilon`` on ``num_nodes`` nodes: the largest of
+    :data:`CLUSTERING_CAPS` whose Laplace scale :math:`(C + 2)/\\varepsilon`, divided by ``num_nodes`` (so in units of
+    the average clustering), is at most :data:`CAP_NOISE_BOUND`; :data:`CLUSTERING_CAP` below that. It reads only the
+    public node count and the share's epsilon (a function of released values), so the cap is public and the
+    sensitivity :math:`C + 2` that the ledger states follows from it (``docs/privacy.md#local-clustering-sum``). A
+    larger epsilon never lowers the cap."""
+    largest_sensitivity = float(epsilon) * max(int(num_nodes), 0) * CAP_NOISE_BOUND
+    fitting = [c for c in CLUSTERING_CAPS if clustering_sensitivity(c) <= largest_sensitivity]
+    return float(max(fitting)) if fitting else CLUSTERING_CAP
 
 
 def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -148,16 +173,17 @@ def release_clustering_sum_topped_up(graph: Any, budget: Any, rng: np.random.Gen
     n = graph.num_nodes
     sensitivity = clustering_sensitivity(cap)
     value = capped_clustering_sum(n, graph.edges, cap)
-    note = f"sum of local clustering, each edge's apex sum capped at {cap:g}"
+    note = f"sum of local clustering, each edge's apex sum capped at {cap:g}: L1 sensitivity cap + 2"
+    # The cap is stated so `certificate verify` can recompute the sensitivity (cap + 2) from it.
     first = float(charge_laplace(budget, rng, value, epsilon=epsilon, sensitivity=sensitivity,
-                                 stage=f"{stage}.clustering_sum", proof=PROOF, note=note))
+                                 stage=f"{stage}.clustering_sum", proof=PROOF, note=note, cap=cap))
     size = float(np.clip(first, 1.0, max(n, 1)))
     second_epsilon = float(np.clip(sensitivity / (TOPPED_UP_RELATIVE_SCALE * size) - epsilon, 0.0, spare))
     if second_epsilon <= 0.0:
         return float(np.clip(first, 0.0, n)), 0.0, sensitivity / epsilon
     second = float(charge_laplace(budget, rng, value, epsilon=second_epsilon, sensitivity=sensitivity,
                                   stage=f"{stage}.clustering_sum_second", proof=PROOF,
-                                  note=note + "; second release, its epsilon chosen from the first"))
+                                  note=note + "; second release, its epsilon chosen from the first", cap=cap))
     combined = (first * epsilon ** 2 + second * second_epsilon ** 2) / (epsilon ** 2 + second_epsilon ** 2)
     return float(np.clip(combined, 0.0, n)), second_epsilon, sensitivity / float(np.hypot(epsilon, second_epsilon))
 

@@ -60,6 +60,15 @@ CAP_MULTIPLE_SENSITIVITY: dict[tuple[str, str], float] = {
     ("edge", "dp_bter.triangles_profile"): 10.0,
 }
 
+#: (adjacency kind, stage) -> offset the proof adds to the entry's stated per-edge cap (``params["cap"]``): the
+#: capped local-clustering sum has sensitivity ``C + 2`` (docs/privacy.md#local-clustering-sum), its cap ``C`` chosen
+#: from the public node count and the share. Entries written before the cap was stated carry none and are checked
+#: against the ``C = 1`` value in :data:`DECLARED_SENSITIVITY`.
+CAP_OFFSET_SENSITIVITY: dict[tuple[str, str], float] = {
+    ("edge", "dp_bter.clustering_sum"): 2.0,
+    ("edge", "dp_bter.clustering_sum_second"): 2.0,
+}
+
 
 def row_release_sensitivity(kind: str, k: int | None, degree_cap: int | None, noise: str = "gaussian") -> float:
     r"""Sensitivity of :math:`A \bar W` with every row of :math:`\bar W` of norm <= 1 and edge weights in [0, 1]:
@@ -187,6 +196,11 @@ def _entry_problems(entry, adjacency_kind: str) -> list[str]:
     # still true, and a bundle released before a sharper proof (dp_bter.clustering_sum: 11/3 -> 3) keeps verifying.
     if proved is not None and float(entry.sensitivity) < proved * (1 - 1e-12):
         problems.append(f"{entry.stage}: stated sensitivity {entry.sensitivity} but its proof establishes {proved}")
+    offset = CAP_OFFSET_SENSITIVITY.get((str(adjacency_kind), str(entry.stage)))
+    if offset is not None and "cap" in p:
+        if float(p["cap"]) < 0 or float(entry.sensitivity) < (float(p["cap"]) + offset) * (1 - 1e-12):
+            problems.append(f"{entry.stage}: stated sensitivity {entry.sensitivity} but its proof establishes "
+                            f"cap {p['cap']} + {offset:g} = {float(p['cap']) + offset:.6g}")
     multiple = CAP_MULTIPLE_SENSITIVITY.get((str(adjacency_kind), str(entry.stage)))
     if multiple is not None:
         if "cap" not in p:

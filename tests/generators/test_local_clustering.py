@@ -10,11 +10,14 @@ import pytest
 from graphrelease.generators.bter import DEFAULT_FRACTIONS, DPBTER
 from graphrelease.generators.classical_common import charge_laplace, pair_keys
 from graphrelease.generators.local_clustering import (
+    CAP_NOISE_BOUND,
     CLUSTERING_CAP,
+    CLUSTERING_CAPS,
     PROOF,
     TOPPED_UP_RELATIVE_SCALE,
     capped_clustering_sum,
     close_wedges,
+    clustering_cap,
     clustering_sensitivity,
     measure_clustering,
     raise_clustering,
@@ -280,3 +283,69 @@ def test_an_entry_released_under_the_earlier_bound_still_verifies():
     old, under = budget.ledger.entries
     assert entry_problems(old, "edge") == []
     assert any("proof establishes" in p for p in entry_problems(under, "edge"))
+
+
+def _bfs_ball(graph: Graph, size: int, seed: int) -> Graph:
+    """The first ``size`` nodes of a breadth-first search from a random node (induced): a small piece whose boundary
+    nodes keep one or two of their edges, as an owner's sample of a larger network would."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    order = breadth_first_order(graph.to_csr(), int(np.random.default_rng(seed).integers(graph.num_nodes)),
+                                directed=False, return_predecessors=False)
+    return graph.induced_subgraph(np.sort(order[:size]))
+
+
+def test_the_cap_cuts_a_bias_off_small_pieces_that_a_larger_cap_keeps(cora):
+    # Cora's 1,000-node BFS balls have many degree-2 nodes closing triangles with pairs of hubs: C = 1 keeps only
+    # 0.84-0.85 of their sum (the draws, rarely over 1 per edge, then miss the average clustering by as much), C = 3
+    # keeps 0.97.
+    for seed in (0, 1):
+        ball = _bfs_ball(cora, 1000, seed)
+        full = capped_clustering_sum(ball.num_nodes, ball.edges, np.inf)
+        kept = {c: capped_clustering_sum(ball.num_nodes, ball.edges, c) / full for c in (1.0, 3.0)}
+        assert kept[1.0] < 0.9 and kept[3.0] > 0.95, kept
+
+
+def test_the_cap_rises_only_where_the_noise_stays_small():
+    assert CLUSTERING_CAP in CLUSTERING_CAPS and min(CLUSTERING_CAPS) == CLUSTERING_CAP
+    for n in (30, 300, 1000, 2708, 4039, 82168):
+        caps = [clustering_cap(eps, n) for eps in np.geomspace(1e-3, 10.0, 60)]
+        assert all(a <= b for a, b in zip(caps, caps[1:]))  # more epsilon never lowers it
+        for eps, cap in zip(np.geomspace(1e-3, 10.0, 60), caps):
+            assert cap in CLUSTERING_CAPS
+            if cap > CLUSTERING_CAP:  # raised only within the bound, in units of the average clustering
+                assert clustering_sensitivity(cap) / (eps * n) <= CAP_NOISE_BOUND * (1 + 1e-12)
+    # Slashdot's size at epsilon 1 (share 0.05) gets the largest cap, a 1,000-node piece keeps C = 1 there and at
+    # epsilon 4 (share 0.2) gets C = 2, all of Cora there C = 5.
+    assert clustering_cap(0.05, 82168) == max(CLUSTERING_CAPS)
+    assert clustering_cap(0.05, 1000) == CLUSTERING_CAP and clustering_cap(0.2, 1000) == 2.0
+    assert clustering_cap(0.2, 2708) == 5.0
+
+
+def test_a_release_at_a_larger_cap_states_it_and_the_verifier_checks_it(cora):
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    release_clustering_sum(cora, budget, np.random.default_rng(0), epsilon=0.5, stage="dp_bter", cap=3.0)
+    (entry,) = budget.ledger.entries
+    assert entry.params["cap"] == 3.0 and entry.sensitivity == pytest.approx(5.0)
+    assert entry.params["scale"] == pytest.approx(5.0 / 0.5)
+    assert entry_problems(entry, "edge") == []
+    # The same entry edited to claim the C = 1 sensitivity (and the matching scale) is caught from its cap.
+    forged = entry.model_copy(update={"sensitivity": 3.0, "params": {**entry.params, "scale": 3.0 / 0.5}}) \
+        if hasattr(entry, "model_copy") else None
+    if forged is None:
+        import dataclasses
+
+        forged = dataclasses.replace(entry, sensitivity=3.0, params={**entry.params, "scale": 3.0 / 0.5})
+    assert any("cap 3.0 + 2 = 5" in p for p in entry_problems(forged, "edge")), entry_problems(forged, "edge")
+
+
+def test_dp_bter_measures_its_draws_with_the_cap_it_released_with(cora):
+    budget = Budget(epsilon=4.0, delta=1e-6, adjacency="edge")
+    fitted = DPBTER(seed=3).fit(cora, budget)
+    entry = next(e for e in budget.ledger.entries if e.stage == "dp_bter.clustering_sum")
+    share = entry.params["epsilon"]
+    assert fitted.config["clustering_cap"] == entry.params["cap"] == clustering_cap(share, cora.num_nodes) > 1.0
+    assert entry.sensitivity == pytest.approx(clustering_sensitivity(fitted.config["clustering_cap"]))
+    # A model saved before the cap was chosen has none in its configuration: its draws use C = 1, as released.
+    del fitted.config["clustering_cap"]
+    assert fitted.sample(1, rng=np.random.default_rng(0))[0].num_edges > 0
