@@ -52,8 +52,10 @@ and, when the closures leave the sum short beyond its noise (dense graphs, where
 :math:`1/\binom{d}{2}`) or meet it only by pushing the triangle count over the released one (graphs made of
 cliques), a flatter one (:math:`\beta < 0`) that moves them the other way; (d) components other than the largest are
 joined to it, the largest first, until the released component count, soft-thresholded by one noise scale
-(:func:`~graphrelease.generators.affinity.component_target`), is reached, then the pieces those joins' deletions
-split off are joined again without deleting.
+(:func:`~graphrelease.generators.affinity.component_target`), is reached, each join paid for by deleting an edge in
+the fewest triangles; this happens inside every draw, before (c) and before the draw is measured, so the steering
+sees what the joins cost; after the last draw, pieces that the closures' deletions split off are joined again (paid
+for as before, then, for what is left, without deleting).
 Time and memory are linear in the edges, except for the triangle listings of the clustering sum, which grow with
 the 2-paths of the degree orientation (Slashdot, 504k edges: 16-24 CPU-s and 0.8 GiB traced for fit + sample at
 epsilon 1 / 4).
@@ -282,6 +284,11 @@ class FittedBTER(ReleasedParams):
                 keys = sorted_unique(np.concatenate([keys, extra]))
         # Hubs that their block pairs could not saturate get their missing edges across blocks (edge count kept).
         keys = repair_hub_degrees(n, keys, degrees, rng, protected=inner)
+        # Components are joined here, before the draw is measured, so the steering sees what the joins' deletions
+        # cost: joined only after the loop they took 8-13% of the triangles and clustering sum that the draws had
+        # been steered to (1,000-node pieces of Cora at epsilon 4; structure log item 16).
+        comps = component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
+        keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
         return keys, inner
 
     def release_notes(self) -> list[str]:
@@ -497,11 +504,12 @@ class FittedBTER(ReleasedParams):
             rho = group_densities(starts, max_edges, wanted, power, shape)
             keys, inner = self._draw(rng, order, starts, rho)
         _, keys, inner = best
+        # The draw was joined before its closures, whose deletions (and the joins' own) can split small pieces off
+        # the largest component (a deleted edge between two nodes of degree >= 3 can still be a bridge; LastFM,
+        # released count 1: 15-25 components left, pieces of 3-10 nodes). They are joined again, paid for while
+        # edges can be spared, then without deleting: that adds as many edges as pieces (about 0.1% of the edges).
         comps = component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
         keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
-        # The joins' deletions split small pieces off the largest component (a deleted edge between two nodes of
-        # degree >= 3 can still be a bridge; LastFM, released count 1: 15-25 components left, pieces of 3-10 nodes).
-        # They are joined again without deleting: that adds as many edges as pieces (about 0.1% of the edges).
         keys = merge_components(n, keys, comps, degrees, rng, pay=False)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
 
@@ -516,7 +524,10 @@ class DPBTER(GraphGenerator):
     single clustering level), ``clustering_profile`` (release and match a per-degree-class triangle profile instead
     of the scalar scale stage; opt-in, measured worse), ``partition_selection`` (``"noisy_max"``, the default, or
     ``"exponential"``, the earlier sweeps' selection kept for comparison: see
-    :func:`~graphrelease.generators.dp_partition.degree_ordered_partition`), ``seed`` (reproducibility tests only:
+    :func:`~graphrelease.generators.dp_partition.degree_ordered_partition`), ``clustering_cap`` (the clustering
+    sum's per-edge cap, sensitivity cap + 2: 1, the default, another number >= 1, or ``"auto"``, the largest of 1, 2,
+    3, 5 that the public node count and the share keep precise, :func:`~graphrelease.generators.local_clustering.
+    clustering_cap`; opt-in, measured mixed: ``reports/clustering_cap.md``), ``seed`` (reproducibility tests only:
     the certificate then says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
@@ -530,7 +541,8 @@ class DPBTER(GraphGenerator):
 
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
                  use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
-                 partition_selection: str = "noisy_max", seed: int | None = None) -> None:
+                 partition_selection: str = "noisy_max", clustering_cap: float | str = CLUSTERING_CAP,
+                 seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         # A share set given explicitly is spent as given; the default one moves SWEEP_SHIFT when the sweeps run,
         # except under the opt-in triangle profile, which splits the triangle share over degree classes and needs it
@@ -555,6 +567,15 @@ class DPBTER(GraphGenerator):
         if partition_selection not in SELECTIONS:
             raise OptionError(f"partition_selection must be one of {sorted(SELECTIONS)}, got {partition_selection!r}")
         self.partition_selection = partition_selection
+        if str(clustering_cap).strip().lower() == "auto":
+            self.clustering_cap: float | str = "auto"
+        else:
+            try:
+                self.clustering_cap = float(clustering_cap)
+            except (TypeError, ValueError):
+                raise OptionError(f"clustering_cap must be a number >= 1 or 'auto', got {clustering_cap!r}") from None
+            if not (np.isfinite(self.clustering_cap) and self.clustering_cap >= 1.0):
+                raise OptionError(f"clustering_cap must be a number >= 1 or 'auto', got {clustering_cap!r}")
         self.seed = seed
 
     def _candidates(self, n: int, degrees: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -646,9 +667,12 @@ class DPBTER(GraphGenerator):
             block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
             if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
                 f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
-            # The cap comes from the public node count and the share (chosen from the released edge count): where
-            # the release is precise enough, a larger cap cuts less of the sum off (local_clustering.clustering_cap).
-            ccap = clustering_cap(f["clustering_sum"], n)
+            # The sum's per-edge cap is public: a setting, or with "auto" a function of the public node count and
+            # the share (itself chosen from the released edge count; local_clustering.clustering_cap). "auto" cuts
+            # less of the sum off where the release is precise, measured and not the default: with the joins inside
+            # the draws it cost transitivity and Slashdot's average clustering (structure log items 15-16).
+            ccap = (clustering_cap(f["clustering_sum"], n) if self.clustering_cap == "auto"
+                    else float(self.clustering_cap))
             csum, csum_second, csum_scale = (
                 release_clustering_sum_topped_up(graph, budget, rng, epsilon=f["clustering_sum"], spare=spare,
                                                  stage="dp_bter", cap=ccap)

@@ -39,21 +39,23 @@ from graphrelease.generators.classical_common import (
 from graphrelease.graph import sorted_unique
 
 PROOF = "docs/privacy.md#local-clustering-sum"
-#: Per-edge cap of the apex sums where the release is noisy (:func:`clustering_cap`). Measured on seven graphs
-#: (scratch): C = 1 keeps 0.80 (Slashdot) to 0.99 (Facebook) of the uncapped sum (Cora 0.93, Chameleon 0.83), C = 2
-#: keeps 0.85-1.00 for 33% more noise.
+#: Per-edge cap of the apex sums: ``dp_bter``'s default (``clustering_cap=1``). Measured on seven graphs (scratch):
+#: C = 1 keeps 0.80 (Slashdot) to 0.99 (Facebook) of the uncapped sum (Cora 0.93, Chameleon 0.83), C = 2 keeps
+#: 0.85-1.00 for 33% more noise.
 CLUSTERING_CAP = 1.0
-#: Caps :func:`clustering_cap` chooses from. What the cap cuts off is a bias, not noise: the sampler matches its
-#: draw's capped sum to the released one, and its draws rarely have an edge whose apex sum exceeds 1, so a sum that
-#: C = 1 cut to 0.85 of the input's leaves the release's average clustering about 15% short at every epsilon.
-#: Kept share of the uncapped sum at C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot 0.80 / 0.85
-#: / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS balls of Cora
-#: 0.84-0.85 / 0.94-0.95 / 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at C = 1 on
-#: Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies.
+#: Caps :func:`clustering_cap` (``dp_bter``'s opt-in ``clustering_cap="auto"``) chooses from. What a cap cuts off can
+#: be a bias, not noise: the sampler matches its draw's capped sum to the released one, and where the draws rarely have
+#: an edge whose apex sum exceeds 1 while the input does, the release's average clustering stays short at every
+#: epsilon (1,000-node BFS balls of Cora). Where the draws have such edges too (Slashdot), a larger cap makes them
+#: overshoot. Kept share of the uncapped sum at C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot
+#: 0.80 / 0.85 / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS
+#: balls of Cora 0.84-0.85 / 0.94-0.95 / 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at
+#: C = 1 on Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies. Not the default:
+#: measured mixed (structure log item 15 in reports/structure_fidelity.md; ``reports/clustering_cap.md``).
 CLUSTERING_CAPS = (1.0, 2.0, 3.0, 5.0)
 #: Largest Laplace scale of the released sum, in units of the average clustering (``(C + 2) / (epsilon * n)``), at
-#: which :func:`clustering_cap` still raises the cap: past it the added noise costs more than the cut-off bias gives
-#: back (structure log item 15 in reports/structure_fidelity.md).
+#: which :func:`clustering_cap` still raises the cap: small graphs at small epsilon, where the added noise cost more
+#: than the cut-off gave back (Cora at epsilon 1 with C = 3: average clustering RE 0.081 -> 0.114), keep C = 1.
 CAP_NOISE_BOUND = 0.02
 #: Most wedge closures one draw gets, per edge of the draw (each closure deletes an edge, so 1 rewires as many edges
 #: as the draw has). A closure's two new endpoints are neighbours of a random apex, so mostly hubs: past about half the

@@ -340,12 +340,28 @@ def test_a_release_at_a_larger_cap_states_it_and_the_verifier_checks_it(cora):
 
 
 def test_dp_bter_measures_its_draws_with_the_cap_it_released_with(cora):
+    # The default cap is 1 at every epsilon; "auto" (opt-in) raises it where the node count and share allow.
     budget = Budget(epsilon=4.0, delta=1e-6, adjacency="edge")
     fitted = DPBTER(seed=3).fit(cora, budget)
+    entry = next(e for e in budget.ledger.entries if e.stage == "dp_bter.clustering_sum")
+    assert fitted.config["clustering_cap"] == entry.params["cap"] == CLUSTERING_CAP
+    assert entry.sensitivity == pytest.approx(clustering_sensitivity(CLUSTERING_CAP))
+    budget = Budget(epsilon=4.0, delta=1e-6, adjacency="edge")
+    fitted = DPBTER(seed=3, clustering_cap="auto").fit(cora, budget)
     entry = next(e for e in budget.ledger.entries if e.stage == "dp_bter.clustering_sum")
     share = entry.params["epsilon"]
     assert fitted.config["clustering_cap"] == entry.params["cap"] == clustering_cap(share, cora.num_nodes) > 1.0
     assert entry.sensitivity == pytest.approx(clustering_sensitivity(fitted.config["clustering_cap"]))
-    # A model saved before the cap was chosen has none in its configuration: its draws use C = 1, as released.
+    assert entry_problems(entry, "edge") == []
+    # A model saved before the cap was stated has none in its configuration: its draws use C = 1, as released.
     del fitted.config["clustering_cap"]
     assert fitted.sample(1, rng=np.random.default_rng(0))[0].num_edges > 0
+
+
+@pytest.mark.parametrize("bad", ["x", 0.5, float("nan"), None])
+def test_a_clustering_cap_that_is_not_a_number_at_least_one_or_auto_is_refused(bad):
+    from graphrelease.errors import OptionError
+
+    with pytest.raises(OptionError, match="clustering_cap"):
+        DPBTER(clustering_cap=bad)
+    assert DPBTER(clustering_cap="2").clustering_cap == 2.0 and DPBTER(clustering_cap=" Auto").clustering_cap == "auto"
