@@ -2,8 +2,9 @@
 
 Part 1, no privacy involved: the share of the uncapped sum (``n`` times the average clustering) that caps 1, 2, 3 and
 5 keep on the named graphs, the held-out-kind proxies and 1,000-node BFS balls (``benchmarks/proxies.py``).
-Part 2, paired: ``dp_bter`` fits with the opt-in rule (``clustering_cap="auto"``, ``local_clustering.clustering_cap``)
-against the same seeds with the default cap 1, on ids permuted as in ``bench_structure.py``; average clustering (igraph, zeros below degree
+Part 2, paired: ``dp_bter`` fits with the default rule (``clustering_cap="auto"``, ``local_clustering.clustering_cap``)
+against the same seeds with the cap fixed at 1 (every release before session 13), on ids permuted as in
+``bench_structure.py``; average clustering (igraph, zeros below degree
 2) and transitivity, medians over the seeds of the relative error and of the signed one. Usage::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_clustering_cap.py \\
@@ -100,7 +101,7 @@ def main() -> None:
     text = "\n".join([
         "# The clustering sum's cap (issue 15)", "", f"Regenerate with `{command}`.", "",
         "## Share of the uncapped local-clustering sum each cap keeps (no privacy involved)", "", *kept, "",
-        f"## dp_bter, the opt-in rule `clustering_cap=\"auto\"` against the default C = 1 (paired: the same "
+        f"## dp_bter, the default rule `clustering_cap=\"auto\"` against C = 1 (paired: the same "
         f"{args.seeds} seeded fits and draws per cell, permuted ids, medians)", "",
         f"The rule: the largest cap of {lc.CLUSTERING_CAPS} whose noise scale (C + 2) / (share epsilon x n) is at most "
         f"{lc.CAP_NOISE_BOUND} in units of the average clustering, else 1.", "", *paired, ""])

@@ -370,7 +370,7 @@ class FittedBTER(ReleasedParams):
         # The draws are measured with the cap the sum was released with (models fitted before it was chosen: 1).
         ccap = float(self.config.get("clustering_cap", CLUSTERING_CAP))
         closing = csum is not None and prof is None and np.isfinite(float(csum))
-        closures, s_got = 0, 0.0
+        closures, closure_gain, s_got = 0, 0.0, 0.0
         # Only groups inside one block are steepened: the pooled groups hold several blocks' top-degree nodes, and
         # making them denser ties blocks together. (On Chameleon either way cost modularity alike, 3 seeded fits:
         # RE 0.154 unsteered, 0.230 steering all groups, 0.222 in-block groups only.)
@@ -385,10 +385,13 @@ class FittedBTER(ReleasedParams):
             before_closing = 0.0
             if closing and beta <= 0.0:
                 measured: dict[str, float] = {}
-                keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, first=closures,
+                # The next draw's first batch follows from this one's gain per closure and its own shortfall (a
+                # count carried over overshot where the next draw started nearer the sum; structure log item 17).
+                keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, gain=closure_gain,
                                                               labels=labels if k > 1 else None, measured=measured,
                                                               cap=ccap)
                 before_closing = measured.get("triangles_before", got)
+                closure_gain = measured["gain"] or closure_gain
             elif closing:
                 # A steepened draw is never closed too: the two levers pull opposite ways (measured on Facebook at
                 # epsilon 4: a steer that overshot, then 160k closures inside blocks that could not make it up).
@@ -525,10 +528,10 @@ class DPBTER(GraphGenerator):
     of the scalar scale stage; opt-in, measured worse), ``partition_selection`` (``"noisy_max"``, the default, or
     ``"exponential"``, the earlier sweeps' selection kept for comparison: see
     :func:`~graphrelease.generators.dp_partition.degree_ordered_partition`), ``clustering_cap`` (the clustering
-    sum's per-edge cap, sensitivity cap + 2: 1, the default, another number >= 1, or ``"auto"``, the largest of 1, 2,
-    3, 5 that the public node count and the share keep precise, :func:`~graphrelease.generators.local_clustering.
-    clustering_cap`; opt-in, measured mixed: ``reports/clustering_cap.md``), ``seed`` (reproducibility tests only:
-    the certificate then says ``guarantee: none``).
+    sum's per-edge cap, sensitivity cap + 2: ``"auto"``, the default, the largest of 1, 2, 3, 5 that the public node
+    count and the share keep precise, :func:`~graphrelease.generators.local_clustering.clustering_cap`; or a number
+    >= 1, e.g. 1 for the cap of releases before session 13: ``reports/clustering_cap.md``), ``seed``
+    (reproducibility tests only: the certificate then says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
     >>> import numpy as np
@@ -541,7 +544,7 @@ class DPBTER(GraphGenerator):
 
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
                  use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
-                 partition_selection: str = "noisy_max", clustering_cap: float | str = CLUSTERING_CAP,
+                 partition_selection: str = "noisy_max", clustering_cap: float | str = "auto",
                  seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         # A share set given explicitly is spent as given; the default one moves SWEEP_SHIFT when the sweeps run,
@@ -667,10 +670,11 @@ class DPBTER(GraphGenerator):
             block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
             if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
                 f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
-            # The sum's per-edge cap is public: a setting, or with "auto" a function of the public node count and
-            # the share (itself chosen from the released edge count; local_clustering.clustering_cap). "auto" cuts
-            # less of the sum off where the release is precise, measured and not the default: with the joins inside
-            # the draws it cost transitivity and Slashdot's average clustering (structure log items 15-16).
+            # The sum's per-edge cap is public: with "auto" (the default) a function of the public node count and
+            # the share (itself chosen from the released edge count; local_clustering.clustering_cap), else a
+            # setting. Where the release is precise a larger cap cuts less of the sum off: once the draws met the
+            # released sum exactly, the part C = 1 cuts off was a bias of the release (Slashdot 20% short at
+            # epsilon 1 and 4; structure log items 15-17).
             ccap = (clustering_cap(f["clustering_sum"], n) if self.clustering_cap == "auto"
                     else float(self.clustering_cap))
             csum, csum_second, csum_scale = (

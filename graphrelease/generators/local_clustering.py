@@ -39,19 +39,19 @@ from graphrelease.generators.classical_common import (
 from graphrelease.graph import sorted_unique
 
 PROOF = "docs/privacy.md#local-clustering-sum"
-#: Per-edge cap of the apex sums: ``dp_bter``'s default (``clustering_cap=1``). Measured on seven graphs (scratch):
+#: Per-edge cap of the apex sums where :func:`clustering_cap` finds the release too noisy for more (and ``dp_bter``'s
+#: cap before session 13). Measured on seven graphs (scratch):
 #: C = 1 keeps 0.80 (Slashdot) to 0.99 (Facebook) of the uncapped sum (Cora 0.93, Chameleon 0.83), C = 2 keeps
 #: 0.85-1.00 for 33% more noise.
 CLUSTERING_CAP = 1.0
-#: Caps :func:`clustering_cap` (``dp_bter``'s opt-in ``clustering_cap="auto"``) chooses from. What a cap cuts off can
-#: be a bias, not noise: the sampler matches its draw's capped sum to the released one, and where the draws rarely have
-#: an edge whose apex sum exceeds 1 while the input does, the release's average clustering stays short at every
-#: epsilon (1,000-node BFS balls of Cora). Where the draws have such edges too (Slashdot), a larger cap makes them
-#: overshoot. Kept share of the uncapped sum at C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot
+#: Caps :func:`clustering_cap` (``dp_bter``'s default ``clustering_cap="auto"``) chooses from. What a cap cuts off is a
+#: bias, not noise: the sampler matches its draw's capped sum to the released one, and its draws rarely have an edge
+#: whose apex sum exceeds 1, so where the input does, the release's average clustering stays short at every epsilon
+#: (Slashdot 20% at epsilon 1 and 4, 1,000-node BFS balls of Cora 13-14% at 4). Kept share of the uncapped sum at C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot
 #: 0.80 / 0.85 / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS
 #: balls of Cora 0.84-0.85 / 0.94-0.95 / 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at
-#: C = 1 on Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies. Not the default:
-#: measured mixed (structure log item 15 in reports/structure_fidelity.md; ``reports/clustering_cap.md``).
+#: C = 1 on Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies. Measured against
+#: C = 1: ``reports/clustering_cap.md`` (structure log items 15 and 17 in reports/structure_fidelity.md).
 CLUSTERING_CAPS = (1.0, 2.0, 3.0, 5.0)
 #: Largest Laplace scale of the released sum, in units of the average clustering (``(C + 2) / (epsilon * n)``), at
 #: which :func:`clustering_cap` still raises the cap: small graphs at small epsilon, where the added noise cost more
@@ -249,27 +249,31 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
 
 
 def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: float, rng: np.random.Generator, *,
-                     first: int = 0, batches: int = 3, tolerance: float = 0.03, cap: float = CLUSTERING_CAP,
-                     labels: np.ndarray | None = None, measured: dict | None = None
+                     first: int = 0, gain: float = 0.0, batches: int = 3, tolerance: float = 0.03,
+                     cap: float = CLUSTERING_CAP, labels: np.ndarray | None = None, measured: dict | None = None
                      ) -> tuple[np.ndarray, float, float, int]:
     """Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
     batches. Returns ``(keys, triangles, S_C, closures)``, measured on the returned graph.
 
-    The first batch is ``first`` closures (the count an earlier draw needed) or, without one, the shortfall over
-    the expected gain of a closure at a uniform apex (its own clustering rises by about :math:`1/\binom{d}{2}`);
-    later batches divide the shortfall by the gain per closure measured so far; with ``first`` given, one batch
-    after it (every batch costs a triangle listing). All batches together close at most
-    :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``, when given, receives ``triangles_before``: the
-    count before any closure (the sampler asks whether the closures pushed it over the released one). Post-processing.
+    The first batch is ``first`` closures (a count given outright), or the shortfall over ``gain`` (the sum's rise
+    per closure that an earlier draw measured), or, without either, over the expected gain of a closure at a uniform
+    apex (its own clustering rises by about :math:`1/\binom{d}{2}`); later batches divide the shortfall by the gain
+    per closure measured so far; with ``first`` or ``gain`` given, one batch after it (every batch costs a triangle
+    listing). All batches together close at most :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``,
+    when given, receives ``triangles_before`` (the count before any closure: the sampler asks whether the closures
+    pushed it over the released one) and ``gain`` (the sum's rise per closure here, 0 without closures).
+    Post-processing.
     """
     keys = np.asarray(keys, dtype=np.int64)
     tri, s, in_tri = measure_clustering(n, keys, cap)
     if measured is not None:
         measured["triangles_before"] = tri
+        measured["gain"] = 0.0
     done = 0
     s0 = s
     most = int(MAX_CLOSURES_PER_EDGE * keys.size)
-    for step in range(int(batches) if first <= 0 else min(int(batches), 2)):
+    hinted = first > 0 or gain > 0
+    for step in range(min(int(batches), 2) if hinted else int(batches)):
         short = float(target) - s
         if short <= tolerance * float(target):
             break
@@ -277,14 +281,19 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
             k = int(first)
         else:
             if done > 0 and s > s0:
-                gain = (s - s0) / done
+                per = (s - s0) / done
+            elif step == 0 and gain > 0:
+                # A count carried over from an earlier draw overshot when this draw started nearer the sum (Slashdot
+                # at epsilon 4: 17,786 closures that had taken one draw from 2,900 to 3,890 took the next to 5,924
+                # for a released 3,928); the earlier draw's gain per closure scales with this one's shortfall.
+                per = float(gain)
             else:
                 d = np.bincount(keys_to_edges(keys, n).ravel(), minlength=n).astype(np.float64)
                 d = d[d >= 2]
-                gain = float(np.mean(2.0 / (d * (d - 1)))) if d.size else 0.0
-            if gain <= 0:
+                per = float(np.mean(2.0 / (d * (d - 1)))) if d.size else 0.0
+            if per <= 0:
                 break
-            k = int(min(np.ceil(short / gain), most))
+            k = int(min(np.ceil(short / per), most))
         # The cap also keeps the request finite: a noisy target far above what the graph can hold, over a tiny gain,
         # would otherwise ask for billions (found by the black-box audit's 50-node ball at a small epsilon).
         k = min(k, most - done)
@@ -293,4 +302,6 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
         keys = close_wedges(n, keys, k, degrees, rng, in_tri, labels)
         done += k
         tri, s, in_tri = measure_clustering(n, keys, cap)
+    if measured is not None and done > 0:
+        measured["gain"] = max(s - s0, 0.0) / done
     return keys, tri, s, done
