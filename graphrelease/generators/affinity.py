@@ -219,7 +219,8 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     if keys.size == 0:
         return keys
     w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
-    ncomp, comp = sp.csgraph.connected_components(csr_from_keys(n, keys), directed=False)
+    adjacency = csr_from_keys(n, keys)
+    ncomp, comp = sp.csgraph.connected_components(adjacency, directed=False)
     excess = int(ncomp - max(1, int(round(target_components))))
     if excess <= 0:
         return keys
@@ -276,7 +277,8 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         # closures and groups were steered to: on 1,000-node pieces of Cora at epsilon 4 the joins took 8-13% of
         # the draw's clustering sum and triangles after the sampler had met the released values.
         head = idx[:REPAIR_POOL * (added.size - len(dead_idx)) + JOIN_POOL_EXTRA]
-        idx = np.concatenate([head[np.argsort(edge_support(n, keys, head), kind="stable")], idx[head.size:]])
+        support = edge_support(n, keys, head, adjacency=adjacency)
+        idx = np.concatenate([head[np.argsort(support, kind="stable")], idx[head.size:]])
         for i in idx:
             u, v = e[i]
             if running[u] < floor or running[v] < floor:
@@ -307,12 +309,13 @@ REPAIR_POOL = 4
 REPAIR_SD = 2.0
 
 
-def edge_support(n: int, keys: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def edge_support(n: int, keys: np.ndarray, rows: np.ndarray, *, adjacency: sp.csr_matrix | None = None
+                 ) -> np.ndarray:
     """Number of triangles on each edge ``keys[rows]`` (common neighbours of its endpoints); cost linear in their
-    endpoints' degrees."""
+    endpoints' degrees. ``adjacency``: :func:`csr_from_keys` of ``keys``, when the caller has it already."""
     if rows.size == 0:
         return np.zeros(0, dtype=np.int64)
-    a = csr_from_keys(n, keys)
+    a = csr_from_keys(n, keys) if adjacency is None else adjacency
     u, v = keys[rows] // n, keys[rows] % n
     return np.asarray(a[u].multiply(a[v]).sum(axis=1)).ravel().astype(np.int64)
 

@@ -287,9 +287,12 @@ class FittedBTER(ReleasedParams):
         # Components are joined here, before the draw is measured, so the steering sees what the joins' deletions
         # cost: joined only after the loop they took 8-13% of the triangles and clustering sum that the draws had
         # been steered to (1,000-node pieces of Cora at epsilon 4; structure log item 16).
-        comps = component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
-        keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
+        keys = merge_components(n, keys, self._component_target(), degrees, rng, protected=inner)
         return keys, inner
+
+    def _component_target(self) -> float:
+        """Components the draws keep: the released count soft-thresholded by its noise scale (post-processing)."""
+        return component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
 
     def release_notes(self) -> list[str]:
         """Says so when the release has one block: it is then fitted to the released degrees, triangle count and
@@ -511,7 +514,7 @@ class FittedBTER(ReleasedParams):
         # the largest component (a deleted edge between two nodes of degree >= 3 can still be a bridge; LastFM,
         # released count 1: 15-25 components left, pieces of 3-10 nodes). They are joined again, paid for while
         # edges can be spared, then without deleting: that adds as many edges as pieces (about 0.1% of the edges).
-        comps = component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
+        comps = self._component_target()
         keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
         keys = merge_components(n, keys, comps, degrees, rng, pay=False)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")

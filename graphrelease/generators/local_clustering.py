@@ -47,8 +47,8 @@ CLUSTERING_CAP = 1.0
 #: Caps :func:`clustering_cap` (``dp_bter``'s default ``clustering_cap="auto"``) chooses from. What a cap cuts off is a
 #: bias, not noise: the sampler matches its draw's capped sum to the released one, and its draws rarely have an edge
 #: whose apex sum exceeds 1, so where the input does, the release's average clustering stays short at every epsilon
-#: (Slashdot 20% at epsilon 1 and 4, 1,000-node BFS balls of Cora 13-14% at 4). Kept share of the uncapped sum at C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot
-#: 0.80 / 0.85 / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS
+#: (Slashdot 20% at epsilon 1 and 4, 1,000-node BFS balls of Cora 13-14% at 4). Kept share of the uncapped sum at
+#: C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot 0.80 / 0.85 / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS
 #: balls of Cora 0.84-0.85 / 0.94-0.95 / 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at
 #: C = 1 on Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies. Measured against
 #: C = 1: ``reports/clustering_cap.md`` (structure log items 15 and 17 in reports/structure_fidelity.md).
@@ -249,17 +249,16 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
 
 
 def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: float, rng: np.random.Generator, *,
-                     first: int = 0, gain: float = 0.0, batches: int = 3, tolerance: float = 0.03,
+                     gain: float = 0.0, batches: int = 3, tolerance: float = 0.03,
                      cap: float = CLUSTERING_CAP, labels: np.ndarray | None = None, measured: dict | None = None
                      ) -> tuple[np.ndarray, float, float, int]:
     """Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
     batches. Returns ``(keys, triangles, S_C, closures)``, measured on the returned graph.
 
-    The first batch is ``first`` closures (a count given outright), or the shortfall over ``gain`` (the sum's rise
-    per closure that an earlier draw measured), or, without either, over the expected gain of a closure at a uniform
-    apex (its own clustering rises by about :math:`1/\binom{d}{2}`); later batches divide the shortfall by the gain
-    per closure measured so far; with ``first`` or ``gain`` given, one batch after it (every batch costs a triangle
-    listing). All batches together close at most :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``,
+    The first batch is the shortfall over ``gain`` (the sum's rise per closure that an earlier draw measured) or,
+    without one, over the expected gain of a closure at a uniform apex (its own clustering rises by about
+    :math:`1/\binom{d}{2}`); later batches divide the shortfall by the gain per closure measured so far; with
+    ``gain`` given, one batch after it (every batch costs a triangle listing). All batches together close at most :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``,
     when given, receives ``triangles_before`` (the count before any closure: the sampler asks whether the closures
     pushed it over the released one) and ``gain`` (the sum's rise per closure here, 0 without closures).
     Post-processing.
@@ -272,28 +271,24 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     done = 0
     s0 = s
     most = int(MAX_CLOSURES_PER_EDGE * keys.size)
-    hinted = first > 0 or gain > 0
-    for step in range(min(int(batches), 2) if hinted else int(batches)):
+    for _ in range(min(int(batches), 2) if gain > 0 else int(batches)):
         short = float(target) - s
         if short <= tolerance * float(target):
             break
-        if step == 0 and first > 0:
-            k = int(first)
+        if done > 0 and s > s0:
+            per = (s - s0) / done
+        elif gain > 0:
+            # The earlier draw's gain per closure scales with this draw's own shortfall; its closure count, carried
+            # over as it was before, overshot when this draw started nearer the sum (Slashdot at epsilon 4: 17,786
+            # closures that had taken one draw from 2,900 to 3,890 took the next to 5,924 for a released 3,928).
+            per = float(gain)
         else:
-            if done > 0 and s > s0:
-                per = (s - s0) / done
-            elif step == 0 and gain > 0:
-                # A count carried over from an earlier draw overshot when this draw started nearer the sum (Slashdot
-                # at epsilon 4: 17,786 closures that had taken one draw from 2,900 to 3,890 took the next to 5,924
-                # for a released 3,928); the earlier draw's gain per closure scales with this one's shortfall.
-                per = float(gain)
-            else:
-                d = np.bincount(keys_to_edges(keys, n).ravel(), minlength=n).astype(np.float64)
-                d = d[d >= 2]
-                per = float(np.mean(2.0 / (d * (d - 1)))) if d.size else 0.0
-            if per <= 0:
-                break
-            k = int(min(np.ceil(short / per), most))
+            d = np.bincount(keys_to_edges(keys, n).ravel(), minlength=n).astype(np.float64)
+            d = d[d >= 2]
+            per = float(np.mean(2.0 / (d * (d - 1)))) if d.size else 0.0
+        if per <= 0:
+            break
+        k = int(min(np.ceil(short / per), most))
         # The cap also keeps the request finite: a noisy target far above what the graph can hold, over a tiny gain,
         # would otherwise ask for billions (found by the black-box audit's 50-node ball at a small epsilon).
         k = min(k, most - done)

@@ -69,7 +69,7 @@ def hub_pair_neighbours(graph: Graph, rng: np.random.Generator) -> Neighbour:
     return Neighbour(graph, _graph(graph.num_nodes, rows + [key]), f"add hub pair {key}")
 
 
-@pytest.mark.parametrize("cap", [0.5, CLUSTERING_CAP, 3.0])
+@pytest.mark.parametrize("cap", [0.5, CLUSTERING_CAP, 3.0, max(CLUSTERING_CAPS)])
 def test_clustering_sum_probe(cora, cap):
     sub = small_subgraph(cora, 500)
     for fn, seed in ((edge_neighbours, 1), (hub_pair_neighbours, 2)):
@@ -195,7 +195,9 @@ def test_an_earlier_draws_gain_per_closure_meets_a_nearer_target_where_its_count
     _, _, s_far, count = raise_clustering(n, keys, degrees, s0 + 300.0, np.random.default_rng(5), measured=measured)
     assert count > 0 and measured["gain"] == pytest.approx((s_far - s0) / count)
     near = s0 + 100.0  # the later draw: a third of the shortfall
-    _, _, by_count, _ = raise_clustering(n, keys, degrees, near, np.random.default_rng(6), first=count)
+    # The old rule: the earlier count as the first batch (it overshoots, so no second batch follows).
+    _, _, in_tri = measure_clustering(n, keys)
+    _, by_count, _ = measure_clustering(n, close_wedges(n, keys, count, degrees, np.random.default_rng(6), in_tri))
     _, _, by_gain, _ = raise_clustering(n, keys, degrees, near, np.random.default_rng(6), gain=measured["gain"])
     # Measured: 371 by count and 145 by gain for a target of 119 (the gain per closure falls as closures add up, so
     # a long run's average undershoots the first closures' and the gain still overshoots a little).
