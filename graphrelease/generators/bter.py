@@ -189,8 +189,22 @@ FLATTEN_FIRST = 0.25
 SECANT_FACTOR = 4.0
 #: Draws further than this from the released triangle count lose to any draw closer (see the sampler).
 TRIANGLE_ADMISSIBLE = 0.15
-#: A draw whose capped clustering sum exceeds the released one by more than this share gets a steeper density power.
+#: A draw whose capped clustering sum is this share off the released one counts as low or high for the flattening
+#: steer (which closures drive).
 CLUSTERING_TOLERANCE = 0.1
+#: A draw whose capped clustering sum is more than this share and more than STEEPEN_NOISE Laplace scales of the
+#: released sum above it gets a steeper density power (and a steepened draw that far off either way is steered on).
+#: Facebook at epsilon 4 (sum noise about 2% of the sum), where the draws that met the triangle count came out 3-24%
+#: over the released sum: with 0.1 most stayed where they came out (average clustering RE 0.076 at epsilon 4 against
+#: 0.021 at 1). The noise floor keeps small graphs from chasing a released sum whose noise is the larger error (the
+#: 300-node connectome proxy at epsilon 1, 6 seeded fits: average clustering RE 0.153 with a floor of one scale, 0.129
+#: with two). Structure log item 18 in reports/structure_fidelity.md.
+STEEPEN_TOLERANCE = 0.03
+STEEPEN_NOISE = 2.0
+#: A steepening steer starts from a draw this close to the released triangle count (the final correction of the
+#: count follows it). With TRIANGLE_TOLERANCE (2%) Facebook's draws at epsilon 4 first met the count in the last
+#: draw, 2.4-3.6% off it in the draw before, and were never steered.
+STEEPEN_TRIANGLES = 0.05
 #: Candidate block counts for contiguous runs of the public node numbering.
 ORDER_BLOCKS = (8, 16, 32)
 
@@ -425,8 +439,8 @@ class FittedBTER(ReleasedParams):
             # STEER_STEP (that model ignores trimming and the phase-2 triangles; on Facebook it asked for the top,
             # 2, where 0.5 already removed 40% of the sum); later steps are secant steps on the measured log sums,
             # back down too when a draw falls below the released sum.
-            # Only draws that meet the triangle count are steered: the sum moves with the group triangles too
-            # (Facebook, epsilon 4: 4% too many triangles came with a 22% too large sum).
+            # Only draws near the triangle count (STEEPEN_TRIANGLES) are steered: the sum moves with the group
+            # triangles too (Facebook, epsilon 4: 4% too many triangles came with a 22% too large sum).
             # A closed draw still short of the sum steers the other way, towards the small groups: on dense graphs a
             # closure adds about 1/C(d, 2) (Tolokers, mean degree 88, epsilon 4, before the closures were capped: 1.04M
             # closures left the sum 39% short, and the count-vs-sum trade kept a draw with 8% too many triangles).
@@ -449,10 +463,14 @@ class FittedBTER(ReleasedParams):
                            and before_closing <= (1.0 + TRIANGLE_TOLERANCE) * target)
             raise_sum = closing and (((closures > 0 or beta < 0.0) and low and enough)
                                      or (beta < 0.0 and high and tri_ok) or closed_over)
-            off_sum = raise_sum or (closing and tri_ok and closures == 0 and beta >= 0.0
-                                    and (high or (beta > 0 and low)))
-            # The fifth draw is only for a steer under way (each draw costs a triangle listing; Slashdot ~1.5 s).
-            if (tri_ok and off <= 0.1 and not off_sum) or step == last or (step == 3 and not steered):
+            steepen_off = (closing and abs(s_got - float(csum)) > max(STEEPEN_TOLERANCE * float(csum),
+                                                                       STEEPEN_NOISE * noise))
+            off_sum = raise_sum or (closing and closures == 0 and beta >= 0.0 and steepen_off
+                                    and abs(got - target) <= STEEPEN_TRIANGLES * target
+                                    and (s_got > float(csum) or beta > 0))
+            # The fifth draw is only for a steer under way, which may start in the fourth (each draw costs a triangle
+            # listing; Slashdot ~1.5 s).
+            if (tri_ok and off <= 0.1 and not off_sum) or step == last or (step == 3 and not steered and not off_sum):
                 break
             if off_sum:
                 steered.append((beta, float(np.log(max(s_got, 1e-9)))))
