@@ -331,8 +331,19 @@ class TriangleRelease:
     profile_scale: float = 0.0
 
 
+#: Share of the triangle count's epsilon that its first stage (the scale) spends.
+TRIANGLE_SCALE_FRACTION = 0.2
+
+
+def triangle_noise_scale(cap: float, epsilon: float) -> float:
+    """Laplace scale of :func:`release_triangles`' second stage at cap ``cap`` and total ``epsilon`` (default
+    split; 0 without epsilon): what the count's own noise is, for a sampler deciding how close is close enough."""
+    second = (1.0 - TRIANGLE_SCALE_FRACTION) * float(epsilon)
+    return capped_triangle_sensitivity(float(cap)) / second if second > 0 else 0.0
+
+
 def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
-                      degrees: np.ndarray, stage: str, scale_fraction: float = 0.2,
+                      degrees: np.ndarray, stage: str, scale_fraction: float = TRIANGLE_SCALE_FRACTION,
                       scale_quantile: float = 0.9, profile: bool = False) -> TriangleRelease:
     r"""Two-stage release of the capped triangle count (sequential composition, :math:`\varepsilon` in total).
 

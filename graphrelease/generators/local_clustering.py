@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from graphrelease.generators.affinity import csr_from_keys
 from graphrelease.generators.classical_common import (
     charge_laplace,
     degree_oriented,
@@ -79,6 +80,16 @@ MAX_CLOSURES_PER_EDGE = 0.5
 #: proxies) and moved nothing else beyond the spread; 0.05 cost one e-mail proxy transitivity (+0.05) and modularity
 #: (+0.04). Structure log item 14 in reports/structure_fidelity.md.
 TOPPED_UP_RELATIVE_SCALE = 0.1
+#: :func:`rewire_toward`'s effort: batches (a triangle listing each), candidate swaps per batch as a share of the
+#: edges, partner draws per candidate. Measured (structure log item 19, 6 seeded fits per cell): on 1,000-node pieces
+#: of Chameleon, 4 / 0.1 took transitivity RE 0.71-0.86 -> 0.41-0.47 and triangles 0.47-0.57 -> 0.18-0.25 at an
+#: average clustering cost of 0.03-0.06; 8 / 0.25 reached 0.17-0.31 and 0.05-0.19 but cost 0.09-0.19 (the released
+#: sum's cap of 1 keeps 0.61 of these pieces' sum: matched more closely, it is the bias). Squirrel's average
+#: clustering RE 0.67-0.70 -> 0.02-0.04 with either (fit + sample 23-27 CPU-s). When it runs is dp_bter's
+#: REWIRE_TOLERANCE.
+REWIRE_BATCHES = 4
+REWIRE_POOL = 0.1
+REWIRE_ATTEMPTS = 3
 
 
 def clustering_sensitivity(cap: float) -> float:
@@ -300,3 +311,115 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     if measured is not None and done > 0:
         measured["gain"] = max(s - s0, 0.0) / done
     return keys, tri, s, done
+
+
+
+def rewire_toward(n: int, keys: np.ndarray, triangles: float, clustering: float, rng: np.random.Generator, *,
+                  cap: float = CLUSTERING_CAP, slack_triangles: float = 0.0, slack_clustering: float = np.inf,
+                  labels: np.ndarray | None = None, batches: int = REWIRE_BATCHES, pool: float = REWIRE_POOL,
+                  attempts: int = REWIRE_ATTEMPTS) -> tuple[np.ndarray, float, float, int]:
+    r"""Degree-preserving swaps :math:`\{a, b\}, \{c, d\} 	o \{a, d\}, \{c, b\}` that move the triangle count
+    :math:`T` and the capped clustering sum :math:`S_C` towards ``triangles`` and ``clustering`` (released values).
+    A deviation within its ``slack_*`` counts as met (``slack_clustering=inf``: the sum is not a target). Returns
+    ``(keys, T, S_C, swaps)``, measured on the returned graph. Post-processing.
+
+    Every node keeps its degree; with ``labels`` both edges of a swap are of one block pair, oriented so that ``a``
+    and ``c`` share a block, so every block-pair count is kept too. Each batch draws ``pool`` x edges random edges,
+    each with a random partner of its block pair (``attempts`` draws), and predicts each swap's changes from common
+    neighbours on the graph before the batch: an edge in ``t`` triangles with apexes ``x`` carries
+    :math:`t (w_a + w_b) + \sum_x w_x` of the (uncapped) sum, :math:`w = 1/inom{d}{2}`, whether it goes or comes.
+    Swaps that lower :math:`f = (T/T^* - 1)^2 + (S/S^* - 1)^2` to first order are made best first, up to the prefix
+    whose predicted changes minimise :math:`f`, each edge and new pair once per batch; then the graph is measured
+    again (one triangle listing per batch).
+
+    The lever the affinity groups lack: where the block edges of a dense core of hubs close more triangles than the
+    released count (1,000-node pieces of Chameleon: 36k-40k at zero group density against 25k), or give the
+    low-degree nodes around them more clustering than the released sum (Squirrel: 67% over at every group density),
+    the groups have nothing left to give back. Swaps between the core's edges and the periphery's do."""
+    keys = np.asarray(keys, dtype=np.int64)
+    lab = np.zeros(n, dtype=np.int64) if labels is None else np.asarray(labels, dtype=np.int64)
+    k = int(lab.max(initial=0)) + 1
+    t_star, s_star = max(float(triangles), 1.0), max(float(clustering), 1e-9)
+    weigh_sum = 1.0 if np.isfinite(slack_clustering) else 0.0
+    tri, s = measure_clustering(n, keys, cap)[:2]
+    done = 0
+    if keys.size < 2:  # a swap needs two edges
+        return keys, float(tri), float(s), 0
+    for _ in range(int(batches)):
+        gap_t = tri - t_star if abs(tri - t_star) > slack_triangles else 0.0
+        gap_s = s - s_star if weigh_sum and abs(s - s_star) > slack_clustering else 0.0
+        if gap_t == 0.0 and gap_s == 0.0:
+            break
+        e = keys_to_edges(keys, n)
+        deg = np.bincount(e.ravel(), minlength=n).astype(np.float64)
+        w = np.where(deg >= 2, 2.0 / np.maximum(deg * (deg - 1.0), 1.0), 0.0)
+        adj = csr_from_keys(n, keys)
+
+        def carried(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            both = adj[u].multiply(adj[v])
+            common = np.asarray(both.sum(axis=1)).ravel()
+            return common, common * (w[u] + w[v]) + np.asarray(both @ w).ravel()
+
+        size = max(int(pool * keys.size), 1)
+        rows = rng.integers(keys.size, size=size)
+        a, b = e[rows, 0], e[rows, 1]
+        flip = (lab[a] > lab[b]) | ((lab[a] == lab[b]) & (rng.random(size) < 0.5))
+        a, b = np.where(flip, b, a), np.where(flip, a, b)
+        # Partners from the same block-pair cell, lower block first.
+        lower_first = np.where((lab[e[:, 0]] > lab[e[:, 1]])[:, None], e[:, ::-1], e)
+        cell_of = lab[lower_first[:, 0]] * k + lab[lower_first[:, 1]]
+        by_cell = np.argsort(cell_of, kind="stable")
+        sorted_cells = cell_of[by_cell]
+        cell = lab[a] * k + lab[b]
+        lo = np.searchsorted(sorted_cells, cell, side="left")
+        width = np.searchsorted(sorted_cells, cell, side="right") - lo
+        found = []
+        for _ in range(int(attempts)):
+            j = by_cell[np.minimum(lo + (rng.random(size) * np.maximum(width, 1)).astype(np.int64), keys.size - 1)]
+            c, d = lower_first[j, 0], lower_first[j, 1]
+            turn = (lab[c] == lab[d]) & (rng.random(size) < 0.5)  # inside one block either end may go with a
+            c, d = np.where(turn, d, c), np.where(turn, c, d)
+            new1 = pair_keys(np.stack([a, d], axis=1), n)
+            new2 = pair_keys(np.stack([c, b], axis=1), n)
+            ok = ((width > 0) & (rows != j) & (a != d) & (c != b) & (a != c) & (b != d) & (new1 != new2)
+                  & ~in_sorted(new1, keys) & ~in_sorted(new2, keys))
+            r = np.flatnonzero(ok)
+            if r.size == 0:
+                continue
+            t_ab, s_ab = carried(a[r], b[r])
+            t_cd, s_cd = carried(c[r], d[r])
+            t_ad, s_ad = carried(a[r], d[r])
+            t_cb, s_cb = carried(c[r], b[r])
+            d_t, d_s = t_ad + t_cb - t_ab - t_cd, s_ad + s_cb - s_ab - s_cd
+            gain = -(gap_t / t_star ** 2 * d_t + weigh_sum * gap_s / s_star ** 2 * d_s)
+            found.append((d_t, d_s, gain, new1[r], new2[r], rows[r], j[r]))
+        if not found:
+            break
+        d_t, d_s, gain, new1, new2, old1, old2 = (np.concatenate(x) for x in zip(*found))
+        best = np.flatnonzero(gain > 0)
+        best = best[np.argsort(-gain[best], kind="stable")]
+        d_t, d_s, new1, new2, old1, old2 = (x[best] for x in (d_t, d_s, new1, new2, old1, old2))
+        ok = _first_each(np.concatenate([old1, old2])) & _first_each(np.concatenate([new1, new2]))
+        ok = ok[:best.size] & ok[best.size:]
+        # Best first, up to the prefix whose predicted changes minimise f (the next batch measures again).
+        predicted = (((tri + np.cumsum(np.where(ok, d_t, 0.0))) / t_star - 1.0) ** 2
+                     + weigh_sum * ((s + np.cumsum(np.where(ok, d_s, 0.0))) / s_star - 1.0) ** 2)
+        if predicted.size:
+            ok[int(np.argmin(predicted)) + 1:] = False
+        if not ok.any():
+            break
+        gone = np.sort(np.concatenate([keys[old1[ok]], keys[old2[ok]]]))
+        keys = sorted_unique(np.concatenate([keys[~in_sorted(keys, gone)], new1[ok], new2[ok]]))
+        done += int(ok.sum())
+        tri, s = measure_clustering(n, keys, cap)[:2]
+    return keys, float(tri), float(s), done
+
+
+def _first_each(values: np.ndarray) -> np.ndarray:
+    """``values.size`` flags, true at the first occurrence of each value (after the first, a swap would reuse an
+    edge or make a pair twice); both halves of a swap list are passed together, so a swap's two entries are checked
+    against each other too."""
+    _, first = np.unique(values, return_index=True)
+    flags = np.zeros(values.size, dtype=bool)
+    flags[first] = True
+    return flags

@@ -391,3 +391,72 @@ def test_a_clustering_cap_that_is_not_a_number_at_least_one_or_auto_is_refused(b
     with pytest.raises(OptionError, match="clustering_cap"):
         DPBTER(clustering_cap=bad)
     assert DPBTER(clustering_cap="2").clustering_cap == 2.0 and DPBTER(clustering_cap=" Auto").clustering_cap == "auto"
+
+
+def _chameleon_hub_ball(data_dir, size: int = 1000) -> Graph:
+    """The first ``size`` nodes of a breadth-first search from Chameleon's highest-degree node: a dense core of hubs
+    (max degree 732 of 1,000 nodes)."""
+    import scipy.sparse as sp
+
+    g = load_npz_graph(data_dir, "chameleon")
+    order = sp.csgraph.breadth_first_order(g.to_csr(), int(np.argmax(g.degrees())), directed=False,
+                                           return_predecessors=False)[:size]
+    return g.induced_subgraph(order)
+
+
+def test_rewiring_keeps_every_degree_and_block_pair_and_closes_both_gaps(data_dir):
+    """A Chung-Lu-like draw (distinct pairs) with the Chameleon hub ball's degrees has 17,162 triangles and a capped
+    clustering sum of 132 where the ball has 29,789 and 306; the swaps move both towards the ball's (measured
+    25,236 and 208 in 0.1 s) without moving any degree or block-pair count."""
+    from graphrelease.generators.community_dp import group_pair_counts
+    from graphrelease.generators.local_clustering import rewire_toward
+    from graphrelease.graph import sorted_unique
+
+    ball = _chameleon_hub_ball(data_dir)
+    n, m = ball.num_nodes, ball.num_edges
+    target_t, target_s = measure_clustering(n, sorted_unique(pair_keys(ball.edges, n)), 1.0)[:2]
+    rng = np.random.default_rng(0)
+    p = ball.degrees() / ball.degrees().sum()
+    u, v = rng.choice(n, size=3 * m, p=p), rng.choice(n, size=3 * m, p=p)
+    pairs = np.unique(pair_keys(np.stack([u, v], axis=1)[u != v], n))
+    keys = np.sort(rng.permutation(pairs)[:m])
+    start_t, start_s = measure_clustering(n, keys, 1.0)[:2]
+    labels = np.random.default_rng(1).integers(3, size=n)
+    out, t, s, swaps = rewire_toward(n, keys, target_t, target_s, np.random.default_rng(2), cap=1.0,
+                                     slack_triangles=0.02 * target_t, slack_clustering=0.03 * target_s,
+                                     labels=labels)
+    assert swaps > 0 and out.size == keys.size
+    assert (t, s) == measure_clustering(n, out, 1.0)[:2]
+    before, after = _graph(n, np.stack([keys // n, keys % n], 1)), _graph(n, np.stack([out // n, out % n], 1))
+    assert np.array_equal(before.degrees(), after.degrees())
+    assert np.array_equal(group_pair_counts(before, labels, 3), group_pair_counts(after, labels, 3))
+    assert abs(t - target_t) <= 0.5 * abs(start_t - target_t)
+    assert abs(s - target_s) <= 0.6 * abs(start_s - target_s)
+
+
+def test_rewiring_leaves_a_graph_within_its_slack_alone(cora):
+    from graphrelease.generators.local_clustering import rewire_toward
+    from graphrelease.graph import sorted_unique
+
+    n = cora.num_nodes
+    keys = sorted_unique(pair_keys(cora.edges, n))
+    t, s = measure_clustering(n, keys, 1.0)[:2]
+    out, _, _, swaps = rewire_toward(n, keys, 1.015 * t, 0.98 * s, np.random.default_rng(0), cap=1.0,
+                                     slack_triangles=0.02 * t, slack_clustering=0.03 * s)
+    assert swaps == 0 and np.array_equal(out, keys)
+
+
+def test_dp_bter_rewires_a_dense_core_towards_its_triangle_count(data_dir):
+    """Seeded, the Chameleon hub ball at epsilon 4: the block edges among its hubs close more triangles than the
+    ball has even with no affinity groups, and the draws kept transitivity RE +0.63 / +0.63 / +0.68 (average
+    clustering -0.17 / -0.15 / -0.19). Rewired: +0.40 / +0.37 / +0.36 (average clustering -0.25 / -0.20 / -0.22, the
+    released sum's cap of 1 cutting off the rest). ~8 s."""
+    ball = _chameleon_hub_ball(data_dir)
+    g0 = ball.to_igraph()
+    trans0, avg0 = g0.transitivity_undirected(), g0.transitivity_avglocal_undirected(mode="zero")
+    for seed in range(3):
+        fitted = DPBTER(seed=900 + seed).fit(ball, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
+        (s,) = fitted.sample(1, rng=np.random.default_rng(seed))
+        g = s.to_igraph()
+        assert abs(g.transitivity_undirected() / trans0 - 1) < 0.5
+        assert abs(g.transitivity_avglocal_undirected(mode="zero") / avg0 - 1) < 0.3
