@@ -67,7 +67,7 @@ epsilon 1 / 4).
 Known limits (measured, ``reports/structure_fidelity.md``): where most triangles lie outside the affinity groups
 (Squirrel: a dense core that the block edges close), neither group lever moves the clustering sum; the swaps of (e)
 do (average clustering RE 0.67-0.70 -> 0.02-0.04), but on 1,000-node pieces of Chameleon they stop at transitivity
-RE about 0.45 (from 0.7-0.86) and the cap of 1 the sum is released with there leaves the average clustering
+RE about 0.4 (from 0.7-0.86) and the cap of 1 the sum is released with there leaves the average clustering
 0.2-0.3 short. The sweep's community signal needs hubs that lead their communities and a mean degree
 well above 2.1 K / epsilon (measured on permuted ids: Facebook release Louvain NMI about 0.33 at epsilon 1, none on
 Cora or LastFM); a one-pass sweep at partition epsilon ~0.5 does not nucleate 20-40 small dense communities (the
@@ -393,7 +393,7 @@ class FittedBTER(ReleasedParams):
         # step also moves each class's group densities by the cube root of its released share over its measured
         # share of the capped incidences (the same statistic, measured on the draw).
         history: list[tuple[float, float, float]] = []
-        best: tuple[tuple[bool, float], np.ndarray, np.ndarray] | None = None
+        best: tuple[tuple[bool, float], np.ndarray, np.ndarray, float, float] | None = None  # + triangles, sum
         # Where the triangles sit: with a released clustering sum (and no profile), every draw gets wedge closures
         # (at most MAX_CLOSURES_PER_EDGE per edge) until its capped clustering sum reaches the released one (BTER
         # alone puts the triangles among peers and leaves low-degree nodes too little clustering on graphs where they
