@@ -480,8 +480,8 @@ class FittedBTER(ReleasedParams):
                            and before_closing <= (1.0 + TRIANGLE_TOLERANCE) * target)
             raise_sum = closing and (((closures > 0 or beta < 0.0) and low and enough)
                                      or (beta < 0.0 and high and tri_ok) or closed_over)
-            steepen_off = (closing and abs(s_got - float(csum)) > max(STEEPEN_TOLERANCE * float(csum),
-                                                                       STEEPEN_NOISE * noise))
+            steepen_off = closing and abs(s_got - float(csum)) > _slack(float(csum), STEEPEN_TOLERANCE,
+                                                                        STEEPEN_NOISE, noise)
             off_sum = raise_sum or (closing and closures == 0 and beta >= 0.0 and steepen_off
                                     and abs(got - target) <= STEEPEN_TRIANGLES * target
                                     and (s_got > float(csum) or beta > 0))
@@ -554,11 +554,11 @@ class FittedBTER(ReleasedParams):
             # would chase.
             t_noise = triangle_noise_scale(float(self.config.get("triangle_cap", 0.0)),
                                            float(self.config.get("triangle_epsilon", 0.0)))
-            t_off = abs(got - target) > max(REWIRE_TOLERANCE * target, REWIRE_NOISE * t_noise)
-            s_off = closing and abs(s_got - float(csum)) > max(REWIRE_TOLERANCE * float(csum), REWIRE_NOISE * noise)
+            t_off = abs(got - target) > _slack(target, REWIRE_TOLERANCE, REWIRE_NOISE, t_noise)
+            s_off = closing and abs(s_got - float(csum)) > _slack(float(csum), REWIRE_TOLERANCE, REWIRE_NOISE, noise)
             if t_off or s_off:
-                t_slack = max(TRIANGLE_TOLERANCE * target, STEEPEN_NOISE * t_noise)
-                s_slack = max(STEEPEN_TOLERANCE * float(csum), STEEPEN_NOISE * noise) if closing else np.inf
+                t_slack = _slack(target, TRIANGLE_TOLERANCE, STEEPEN_NOISE, t_noise)
+                s_slack = _slack(float(csum), STEEPEN_TOLERANCE, STEEPEN_NOISE, noise) if closing else np.inf
                 keys, _, _, _ = rewire_toward(n, keys, target, float(csum) if closing else s_got, rng, cap=ccap,
                                               slack_triangles=t_slack, slack_clustering=s_slack,
                                               labels=labels if k > 1 else None)
@@ -570,6 +570,12 @@ class FittedBTER(ReleasedParams):
         keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
         keys = merge_components(n, keys, comps, degrees, rng, pay=False)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
+
+
+def _slack(released: float, share: float, scales: float, noise_scale: float) -> float:
+    """How far a draw may sit from a released value before the sampler acts: ``share`` of it, or ``scales`` of its
+    Laplace scale where that is larger (so small graphs do not chase the noise)."""
+    return max(share * released, scales * noise_scale)
 
 
 @GENERATORS.register("dp_bter")

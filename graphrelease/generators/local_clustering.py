@@ -49,10 +49,11 @@ CLUSTERING_CAP = 1.0
 #: bias, not noise: the sampler matches its draw's capped sum to the released one, and its draws rarely have an edge
 #: whose apex sum exceeds 1, so where the input does, the release's average clustering stays short at every epsilon
 #: (Slashdot 20% at epsilon 1 and 4, 1,000-node BFS balls of Cora 13-14% at 4). Kept share of the uncapped sum at
-#: C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot 0.80 / 0.85 / 0.87 / 0.89, Chameleon 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS
-#: balls of Cora 0.84-0.85 / 0.94-0.95 / 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at
-#: C = 1 on Facebook, LastFM, Squirrel, Tolokers and the e-mail, collaboration and connectome proxies. Measured against
-#: C = 1: ``reports/clustering_cap.md`` (structure log items 15 and 17 in reports/structure_fidelity.md).
+#: C = 1 / 2 / 3 / 5 (``benchmarks/bench_clustering_cap.py``): Slashdot 0.80 / 0.85 / 0.87 / 0.89, Chameleon
+#: 0.83 / 0.88 / 0.90 / 0.93, Cora 0.93 / 0.98 / 0.99 / 1.00, 1,000-node BFS balls of Cora 0.84-0.85 / 0.94-0.95 /
+#: 0.97 / 0.99-1.00 and of Chameleon 0.61 / 0.70 / 0.74 / 0.80; 0.96-1.00 at C = 1 on Facebook, LastFM, Squirrel,
+#: Tolokers and the e-mail, collaboration and connectome proxies. Measured against C = 1:
+#: ``reports/clustering_cap.md`` (structure log items 15 and 17 in reports/structure_fidelity.md).
 CLUSTERING_CAPS = (1.0, 2.0, 3.0, 5.0)
 #: Largest Laplace scale of the released sum, in units of the average clustering (``(C + 2) / (epsilon * n)``), at
 #: which :func:`clustering_cap` still raises the cap: small graphs at small epsilon, where the added noise cost more
@@ -269,10 +270,10 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     The first batch is the shortfall over ``gain`` (the sum's rise per closure that an earlier draw measured) or,
     without one, over the expected gain of a closure at a uniform apex (its own clustering rises by about
     :math:`1/\binom{d}{2}`); later batches divide the shortfall by the gain per closure measured so far; with
-    ``gain`` given, one batch after it (every batch costs a triangle listing). All batches together close at most :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``,
-    when given, receives ``triangles_before`` (the count before any closure: the sampler asks whether the closures
-    pushed it over the released one) and ``gain`` (the sum's rise per closure here, 0 without closures).
-    Post-processing.
+    ``gain`` given, one batch after it (every batch costs a triangle listing). All batches together close at most
+    :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``, when given, receives ``triangles_before`` (the
+    count before any closure: the sampler asks whether the closures pushed it over the released one) and ``gain``
+    (the sum's rise per closure here, 0 without closures). Post-processing.
     """
     keys = np.asarray(keys, dtype=np.int64)
     tri, s, in_tri = measure_clustering(n, keys, cap)
@@ -311,7 +312,6 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     if measured is not None and done > 0:
         measured["gain"] = max(s - s0, 0.0) / done
     return keys, tri, s, done
-
 
 
 def rewire_toward(n: int, keys: np.ndarray, triangles: float, clustering: float, rng: np.random.Generator, *,
