@@ -28,6 +28,7 @@ SUMMARY_UTILITY_KEYS = (
     "rel_err_global_clustering",
     "degree_wasserstein",
     "community_nmi",
+    "community_ami",
 )
 SUMMARY_ATTACK_KEYS = ("membership_auc", "membership_tpr_at_1pct_fpr")
 
@@ -395,7 +396,9 @@ def write_summary(summary: BatchSummary, directory: Path) -> None:
         "input's edges; see graphrelease.audit.verdict); rel_err_* = "
         "|released - original| / original for edges, triangles and global clustering; membership_auc / "
         "membership_tpr_at_1pct_fpr = ROC AUC and TPR at 1% FPR of an Adamic-Adar edge-membership attack on the release; degree_wasserstein = Wasserstein-1 distance between degree "
-        "distributions; community_nmi = NMI of Louvain partitions of original and release (same node numbering).",
+        "distributions; community_nmi / community_ami = NMI / chance-adjusted mutual information of the Louvain "
+        "partitions of original and release (same node numbering; NMI rewards fragmentation, AMI is about 0 for a "
+        "partition independent of the original's).",
     ]
     for name, text in (("summary.csv", buffer.getvalue()), ("summary.md", "\n".join(md) + "\n")):
         tmp = directory / f".{name}.tmp-{os.getpid()}"

@@ -43,7 +43,26 @@ def test_identical_graphs_compare_perfectly(data_dir) -> None:
         if key.startswith(("rel_err_", "table1_abs_diff_", "degree_")) or key == "eigenvector_mae":
             assert value == pytest.approx(0.0, abs=1e-12), key
     assert out["community_nmi"] == pytest.approx(1.0)
+    assert out["community_ami"] == pytest.approx(1.0)
     assert out["eigenvector_top1pct_overlap"] == 1.0
+
+
+def test_the_adjusted_score_sees_through_fragmentation_that_nmi_rewards(data_dir) -> None:
+    # An edgeless release (every node its own Louvain community) and a random relabelling into 300 parts share no
+    # community with Cora; NMI still scores them far above 0, the AMI does not.
+    g = _cora(data_dir)
+    members = st.louvain_partition(g, seed=0)
+    empty = cmp.community_agreement(g, Graph(g.num_nodes, np.zeros((0, 2), dtype=np.int64)))
+    assert empty["community_nmi"] > 0.5 and abs(empty["community_ami"]) < 1e-6
+    random_parts = np.random.default_rng(0).integers(0, 300, g.num_nodes)
+    scores = cmp.partition_agreement(members, random_parts)
+    assert scores["community_nmi"] > 0.2 and abs(scores["community_ami"]) < 0.02
+    # The input's own partition with a tenth of its nodes moved at random keeps most of both.
+    moved = members.copy()
+    pick = np.random.default_rng(1).random(moved.size) < 0.1
+    moved[pick] = np.random.default_rng(2).integers(0, members.max() + 1, pick.sum())
+    scores = cmp.partition_agreement(members, moved)
+    assert scores["community_ami"] > 0.7 and scores["community_nmi"] > 0.7
 
 
 def test_perturbed_release_against_independent_values(data_dir) -> None:
@@ -62,6 +81,7 @@ def test_perturbed_release_against_independent_values(data_dir) -> None:
     assert out["degree_ks"] == pytest.approx(ks_2samp(g.degrees(), rel.degrees()).statistic)
     assert out["degree_kl"] > 0
     assert 0.2 < out["community_nmi"] < 1.0
+    assert 0.2 < out["community_ami"] < out["community_nmi"]
     assert 0 <= out["eigenvector_top1pct_overlap"] <= 1 and out["eigenvector_mae"] > 0
 
 
