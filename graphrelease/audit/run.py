@@ -141,7 +141,8 @@ COMMUNITY_LEGEND: dict[str, str] = {
     ),
     "input_communities_nmi": (
         "NMI (arithmetic normalisation) between the original's Louvain partition and this graph's (1 on the "
-        "original); rewards fragmentation (an edgeless graph's singletons score 0.36-0.59 on Slashdot, Facebook, LastFM and Cora): read with the AMI"
+        "original); it rewards fragmentation (an edgeless graph's singletons score 0.37-0.59 on Slashdot, "
+        "Chameleon, Facebook, LastFM and Cora): read it with the AMI"
     ),
     "input_communities_ami": (
         "adjusted mutual information of the same two partitions (1 on the original, about 0 for a partition "
