@@ -192,9 +192,12 @@ def test_a_release_that_keeps_every_statistic_but_not_the_communities_says_so(ve
     assert community["status"] == "lost" and community["text"] in shuffled["lost"]
     assert shuffled["headline"] == "partly kept"
     assert res.statistics[shuffled["label"]]["input_communities_nmi"] < 0.2
+    assert abs(res.statistics[shuffled["label"]]["input_communities_ami"]) < 0.05
+    assert res.statistics["original"]["input_communities_ami"] == 1.0
     # 2% of the edges moved: the communities stay
     kept = next(i for i in close["items"] if i["what"] == "input_communities_modularity")
     assert kept["status"] == "kept" and res.statistics[close["label"]]["input_communities_nmi"] > 0.6
+    assert res.statistics[close["label"]]["input_communities_ami"] > 0.5
 
 
 def test_stronger_input_communities_are_never_called_lost(verdict):
