@@ -6,8 +6,8 @@ needs ``../shared`` beside it, a symlink will do). The editable install's import
 that the checkout's own ``graphrelease`` is imported. Metrics per fit, against the permuted input
 (``bench_structure.load_dataset``) or a proxy (``proxies.proxy_graph``): relative errors of average clustering
 (zeros below degree 2), transitivity and the triangle count, the input's Louvain partition's modularity on the
-release (RE), the Louvain NMI (node ids aligned), a degree KL with a half-count pseudocount and the largest
-component's share minus the input's. Usage::
+release (RE), the RE of the release's own Louvain modularity, the Louvain NMI and AMI (node ids aligned), a degree
+KL with a half-count pseudocount and the largest component's share minus the input's. Usage::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_versions.py /tmp/base . \\
         --cells cora:1,cora:4,ball_cora_1000_0:4,em1000_0:1,lastfm:1,slashdot:4 --seeds 6
@@ -37,7 +37,7 @@ import graphrelease
 assert graphrelease.__file__.startswith(root), graphrelease.__file__
 from bench_structure import load_dataset
 from proxies import is_proxy, proxy_graph
-from sklearn.metrics import normalized_mutual_info_score as nmi
+from sklearn.metrics import adjusted_mutual_info_score as ami, normalized_mutual_info_score as nmi
 from graphrelease.generators import GENERATORS
 from graphrelease.privacy.budget import Budget
 
@@ -74,12 +74,15 @@ with open(out, "w") as fh:
             rel = lambda k: (s1[k] - s0[k]) / s0[k] if s0[k] else float("nan")
             fh.write(json.dumps(dict(cell=cell, seed=r, avgc=rel("avgc"), trans=rel("trans"), tri=rel("tri"),
                                      modin=abs(S.modularity(s0["memb"]) - s0["mod"]) / s0["mod"],
-                                     nmi=nmi(s0["memb"], s1["memb"]), kl=degree_kl(s0["deg"], s1["deg"]),
+                                     modre=abs(s1["mod"] - s0["mod"]) / s0["mod"],
+                                     nmi=nmi(s0["memb"], s1["memb"]), ami=ami(s0["memb"], s1["memb"]),
+                                     kl=degree_kl(s0["deg"], s1["deg"]),
                                      lcc=s1["lcc"] - s0["lcc"])) + "\n")
 '''
 
 COLUMNS = (("avgc", True, "avg clust. RE"), ("trans", True, "transitivity RE"), ("tri", True, "triangles RE"),
-           ("modin", False, "input-partition modularity RE"), ("nmi", False, "Louvain NMI"),
+           ("modin", False, "input-partition modularity RE"), ("modre", False, "modularity RE"),
+           ("nmi", False, "Louvain NMI"), ("ami", False, "Louvain AMI"),
            ("kl", False, "degree KL (smoothed)"), ("lcc", False, "LCC share - input's"))
 
 
