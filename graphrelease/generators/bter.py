@@ -405,6 +405,12 @@ class FittedBTER(ReleasedParams):
         ccap = float(self.config.get("clustering_cap", CLUSTERING_CAP))
         closing = csum is not None and prof is None and np.isfinite(float(csum))
         closures, closure_gain, s_got = 0, 0.0, 0.0
+        # Only groups inside one block are steepened: the pooled groups hold several blocks' top-degree nodes, and
+        # making them denser ties blocks together. (On Chameleon either way cost modularity alike, 3 seeded fits:
+        # RE 0.154 unsteered, 0.230 steering all groups, 0.222 in-block groups only.)
+        members = labels[order] if order.size else np.zeros(0, dtype=np.int64)
+        steer = (np.maximum.reduceat(members, starts[:-1]) == np.minimum.reduceat(members, starts[:-1])
+                 if sizes.size else np.zeros(0, dtype=bool))
         beta = 0.0
         steered: list[tuple[float, float]] = []
         count_steer = False  # flattening driven by closures that overshoot the count (FLATTEN_FIRST)
@@ -504,10 +510,10 @@ class FittedBTER(ReleasedParams):
                     # runs, reports/structure_fidelity.md). A fixed first step, then secant steps.
                     nxt = beta - STEER_STEP
                 else:
-                    nxt = min(power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got),
+                    nxt = min(power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got, steer),
                               beta + STEER_STEP)
                 beta = float(np.clip(nxt, -1.0, 2.0))
-                shape = power_shape(starts, beta)
+                shape = power_shape(starts, beta, steer)
             if prof is not None and sizes.size:
                 shape = shape * np.clip(np.cbrt(ratio), 0.5, 2.0)[gclass]
             # A secant step needs two draws at the current density power: a new power moves the triangles outside
