@@ -392,7 +392,7 @@ def group_clustering_sum(starts: np.ndarray, rho: np.ndarray) -> float:
 
 
 def power_shape(starts: np.ndarray, power: float, steer: np.ndarray | None = None) -> np.ndarray:
-    """Relative group densities :math:`(s_g / \bar s)^{\beta}` on the groups ``steer`` marks (all by default), 1 on
+    r"""Relative group densities :math:`(s_g / \bar s)^{\beta}` on the groups ``steer`` marks (all by default), 1 on
     the others; :math:`\bar s` the triangle-weighted mean size, as in :func:`group_densities`."""
     sizes = np.diff(starts).astype(np.float64)
     c3 = sizes * (sizes - 1) * (sizes - 2) / 6
@@ -403,7 +403,7 @@ def power_shape(starts: np.ndarray, power: float, steer: np.ndarray | None = Non
 
 def power_for_clustering(starts: np.ndarray, max_edges: float, triangles: float, power: float, ratio: float,
                          steer: np.ndarray | None = None, top: float = 2.0) -> float:
-    """The density power :math:`\beta \in [power, top]` (:func:`power_shape` on the ``steer`` groups) whose groups,
+    r"""The density power :math:`\beta \in [power, top]` (:func:`power_shape` on the ``steer`` groups) whose groups,
     holding the same expected ``triangles``, give their members ``ratio`` (< 1) times the clustering sum they give at
     ``power``.
 

@@ -140,7 +140,7 @@ def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
 
 
 def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per edge (sorted oriented keys): :math:`\sum_x 1/\binom{d_x}{2}` over the apexes ``x`` of its triangles, the
+    r"""Per edge (sorted oriented keys): :math:`\sum_x 1/\binom{d_x}{2}` over the apexes ``x`` of its triangles, the
     keys, and the triangle count. An edge is in a triangle iff its sum is positive (an apex has degree >= 2)."""
     a, b, c, d, keys = list_triangles(n, edges)
     w = np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 1), 0.0)
@@ -264,7 +264,7 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
                      gain: float = 0.0, batches: int = 3, tolerance: float = 0.03,
                      cap: float = CLUSTERING_CAP, labels: np.ndarray | None = None, measured: dict | None = None
                      ) -> tuple[np.ndarray, float, float, int]:
-    """Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
+    r"""Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
     batches. Returns ``(keys, triangles, S_C, closures)``, measured on the returned graph.
 
     The first batch is the shortfall over ``gain`` (the sum's rise per closure that an earlier draw measured) or,

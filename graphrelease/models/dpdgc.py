@@ -172,12 +172,12 @@ class DPEmb(nn.Module):
         self.register_buffer("projection", q[:, :classes].contiguous() * math.sqrt(dim / classes))
 
     def z(self, adj) -> torch.Tensor:
-        """:math:`A\bar W + b` for a whole (scipy sparse) adjacency."""
+        r""":math:`A\bar W + b` for a whole (scipy sparse) adjacency."""
         w = self.bar(self.weight).detach().double().numpy()
         return torch.as_tensor(adj @ w).float() + self.bias.detach()
 
     def forward(self, idx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Rows :math:`A_i\bar W + b` from padded neighbour lists ``idx`` (B, Dmax) with 0/1 ``mask``: only the
+        r"""Rows :math:`A_i\bar W + b` from padded neighbour lists ``idx`` (B, Dmax) with 0/1 ``mask``: only the
         neighbours' rows of W are read, so per-example gradients stay cheap (the row normalisation is applied to
         the gathered rows, which is the same :math:`\bar W_j`)."""
         rows = self.bar(self.weight[idx]) * mask.unsqueeze(-1)
@@ -218,7 +218,7 @@ def padded_neighbours(adj) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def dp_emb_clipped_sum(emb: DPEmb, chunk_size: int = 1024):
-    """The DP-Emb step's clipped gradient sum (flat clipping), computed per (example, neighbour) pair.
+    r"""The DP-Emb step's clipped gradient sum (flat clipping), computed per (example, neighbour) pair.
 
     Written by hand for speed; it returns the engine's generic ``vmap(grad)`` value (``tests/models`` checks it).
     The generic path materialises a dense (n, d) gradient per example (or a (Dmax, d) one after gathering, padded
