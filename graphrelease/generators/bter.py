@@ -69,9 +69,9 @@ Known limits (measured, ``reports/structure_fidelity.md``): where most triangles
 do (average clustering RE 0.67-0.70 -> 0.02-0.04), but on 1,000-node pieces of Chameleon they stop at transitivity
 RE about 0.4 (from 0.7-0.86) and the cap of 1 the sum is released with there leaves the average clustering
 0.2-0.3 short. The sweep's community signal needs hubs that lead their communities and a mean degree
-well above 2.1 K / epsilon (measured on permuted ids: Facebook release Louvain NMI about 0.33 at epsilon 1, none on
-Cora or LastFM); a one-pass sweep at partition epsilon ~0.5 does not nucleate 20-40 small dense communities (the
-e-mail proxy of the report: labels' NMI 0.25-0.29).
+well above 2.1 K / epsilon (measured on permuted ids: Facebook release Louvain NMI about 0.29 at epsilon 1, its
+labels' 0.36, none on Cora or LastFM); a one-pass sweep at partition epsilon ~0.5 does not nucleate 20-40 small
+dense communities (the e-mail proxy of the report: labels' NMI 0.25-0.29).
 """
 
 from __future__ import annotations
@@ -405,12 +405,6 @@ class FittedBTER(ReleasedParams):
         ccap = float(self.config.get("clustering_cap", CLUSTERING_CAP))
         closing = csum is not None and prof is None and np.isfinite(float(csum))
         closures, closure_gain, s_got = 0, 0.0, 0.0
-        # Only groups inside one block are steepened: the pooled groups hold several blocks' top-degree nodes, and
-        # making them denser ties blocks together. (On Chameleon either way cost modularity alike, 3 seeded fits:
-        # RE 0.154 unsteered, 0.230 steering all groups, 0.222 in-block groups only.)
-        members = labels[order] if order.size else np.zeros(0, dtype=np.int64)
-        steer = (np.maximum.reduceat(members, starts[:-1]) == np.minimum.reduceat(members, starts[:-1])
-                 if sizes.size else np.zeros(0, dtype=bool))
         beta = 0.0
         steered: list[tuple[float, float]] = []
         count_steer = False  # flattening driven by closures that overshoot the count (FLATTEN_FIRST)
@@ -516,10 +510,10 @@ class FittedBTER(ReleasedParams):
                     # runs, reports/structure_fidelity.md). A fixed first step, then secant steps.
                     nxt = beta - STEER_STEP
                 else:
-                    nxt = min(power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got, steer),
+                    nxt = min(power_for_clustering(starts, max_edges, wanted, beta, float(csum) / s_got),
                               beta + STEER_STEP)
                 beta = float(np.clip(nxt, -1.0, 2.0))
-                shape = power_shape(starts, beta, steer)
+                shape = power_shape(starts, beta)
             if prof is not None and sizes.size:
                 shape = shape * np.clip(np.cbrt(ratio), 0.5, 2.0)[gclass]
             # A secant step needs two draws at the current density power: a new power moves the triangles outside

@@ -224,24 +224,36 @@ def test_candidate_partitions_are_public():
     assert blocks.tolist() == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
 
 
-def test_affinity_groups_have_bter_sizes_and_pool_only_short_runs():
+def test_affinity_groups_have_bter_sizes_and_keep_every_node_in_its_block():
     rng = np.random.default_rng(0)
     n = 600
     degrees = rng.integers(0, 12, n).astype(float)
     blocks = rng.integers(0, 4, n)
     order, starts = affinity_groups(degrees, blocks, rng)
     assert np.all(degrees[order] >= 2) and np.unique(order).size == order.size
+    assert order.size == np.sum(degrees >= 2)  # every node of degree >= 2 is in a group
     sizes = np.diff(starts)
-    # Degrees are integers here, so randomised rounding is exact: a group is d_first + 1 nodes, except the one
-    # group made of the pool's very last run.
-    full = sizes == degrees[order[starts[:-1]]].astype(int) + 1
-    assert np.sum(~full) <= 1
-    # Groups inside one block are the rule; cross-block groups come only from the blocks' short last runs, which
-    # hold fewer than d + 1 <= 12 nodes per block: at most 4 * 12 nodes are pooled.
-    crossing = [g for g in range(sizes.size) if np.unique(blocks[order[starts[g]:starts[g + 1]]]).size > 1]
-    assert sum(sizes[g] for g in crossing) <= 4 * 12
+    first = degrees[order[starts[:-1]]].astype(int)
+    # Degrees are integers here, so randomised rounding is exact: a group is d_first + 1 nodes, except each block's
+    # short last run (its top degrees, too few for a group of their degree), which is a group of its own.
+    group_block = blocks[order[starts[:-1]]]
+    for g in range(sizes.size):
+        members = order[starts[g]:starts[g + 1]]
+        assert np.all(blocks[members] == group_block[g])  # no group crosses blocks (they tied blocks together)
+        assert sizes[g] == first[g] + 1 or (sizes[g] < first[g] + 1 and degrees[members].max() == max(
+            degrees[(blocks == group_block[g]) & (degrees >= 2)]))
+    assert np.sum(sizes < first + 1) <= 4  # one short run per block at most
     keys = sample_affinity_edges(n, order, starts, np.full(sizes.size, 1.0), rng)
     assert keys.size == int(np.sum(sizes * (sizes - 1) // 2))  # density 1: every group a clique
+
+
+def test_a_short_top_run_is_a_group_of_its_own():
+    rng = np.random.default_rng(3)
+    degrees = np.concatenate([np.full(40, 3.0), [30.0, 31.0, 35.0]])
+    order, starts = affinity_groups(degrees, np.zeros(degrees.size, dtype=np.int64), rng)
+    sizes = np.diff(starts)
+    assert sizes.tolist() == [4] * 10 + [3]  # the three hubs cannot fill a group of 31: they keep their own
+    assert sorted(degrees[order[starts[-2]:]].tolist()) == [30.0, 31.0, 35.0]
 
 
 def test_merge_components_keeps_edge_count():
@@ -541,8 +553,11 @@ def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
     the sweeps run, give a higher median Louvain NMI between the input and the synthetic graph than the base shares
     spent as given (partition 0.31). Taking the degree step too (partition 0.58) raises it further; it is not the
     default because it costs degree KL (8 seeded fits: Facebook 0.110 -> 0.132, reports/structure_fidelity.md).
-    The triangle count still matches within 5%. These seeds (measured 2026-11-24): 0.361 / 0.336 / 0.365 (degree
-    step) against 0.285 / 0.256 / 0.283 (default) against 0.195 / 0.219 / 0.226; ~25 s."""
+    The triangle count still matches within 10%. These seeds (measured 2026-11-28): 0.347 / 0.343 / 0.362 (degree
+    step) against 0.295 / 0.297 / 0.304 (default) against 0.213 / 0.228 / 0.245; ~25 s. Triangles -0.035 / -0.073 /
+    -0.017, -0.066 / -0.086 / -0.022 and -0.084 / -0.027 / -0.070: with each block's hubs in their block, every
+    group sits at density 1 and the draws stay 5-6% short of the released count on some fits, where the pooled
+    hubs' cross-block groups made up the rest (within 5% before; structure log item 22)."""
     from sklearn.metrics import normalized_mutual_info_score as nmi
 
     from graphrelease.audit.statistics import louvain_partition
@@ -563,7 +578,7 @@ def test_the_sweep_shift_raises_facebook_louvain_nmi(data_dir):
                                                                               adjacency="edge"))
             (s,) = fitted.sample(1, rng=np.random.default_rng(seed))
             vals.append(nmi(louvain, louvain_partition(s, seed=0)))
-            assert abs(triangle_count(s) - tri) <= 0.05 * tri
+            assert abs(triangle_count(s) - tri) <= 0.10 * tri
         scores[name] = vals
     assert np.median(scores["degree_step"]) > np.median(scores["default"]) + 0.03, scores
     assert np.median(scores["default"]) > np.median(scores["as_given"]) + 0.03, scores
@@ -727,3 +742,27 @@ def test_one_block_note_without_an_epsilon_when_the_released_mean_degree_is_zero
     config["released_mean_degree"] = 4.0
     (note,) = FittedBTER(10, {"labels": np.zeros(10, dtype=np.int64)}, config).release_notes()
     assert note.endswith(f"runs from epsilon {np.ceil(10 * 3 * 2.1 / (0.31 * 4.0)) / 10:.1f}")
+
+
+def test_the_blocks_hubs_stay_in_their_block_and_the_inputs_communities_show(data_dir):
+    """Seeded (3 fits x 1 draw, Chameleon at epsilon 4 on the report's permutation; ~10 s). Each block's top-degree
+    nodes form a group inside their block instead of joining a pool of every block's hubs, whose dense groups tied
+    the blocks together. The input's own Louvain partition then keeps more of its modularity on the release:
+    relative error 0.422 / 0.466 / 0.389 (mean 0.426) with the pool, 0.374 / 0.370 / 0.362 (mean 0.369) without it
+    (these seeds, structure log item 21), with the triangle count within 10% (-0.0% / -4.6% / -1.3%)."""
+    from graphrelease.audit.statistics import louvain_partition, modularity
+    from graphrelease.graph import Graph
+
+    raw = load_npz_graph(data_dir, "chameleon")
+    perm = np.random.default_rng(sum(map(ord, "chameleon"))).permutation(raw.num_nodes)
+    chameleon, _ = Graph.from_edges(raw.num_nodes, perm[raw.edges])
+    members = louvain_partition(chameleon, seed=0)
+    truth = modularity(chameleon, members)
+    tri = triangle_count(chameleon)
+    errors = []
+    for seed in range(3):
+        fitted = DPBTER(seed=900 + seed).fit(chameleon, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
+        (s,) = fitted.sample(1, rng=np.random.default_rng(31 + seed))
+        errors.append(abs(modularity(s, members) - truth) / truth)
+        assert abs(triangle_count(s) - tri) <= 0.1 * tri
+    assert np.mean(errors) < 0.4, errors
