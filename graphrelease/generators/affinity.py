@@ -70,9 +70,10 @@ def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Ge
     short: its highest-degree nodes, too few for a group of their degree. They form a group of their own inside their
     block. (They were pooled across blocks and cut again by degree, which gave hubs groups of their size, but those
     dense groups tied the blocks together: the input's own partition scored 0.10 / 0.06 worse on Facebook at epsilon
-    4 / 1, and Squirrel's 0.15 worse at 1; structure log item 21. A Tolokers fit that lost a quarter of its average
-    clustering with these groups did so because the sampler's density steer started one draw too late to correct
-    itself; the sampler now gives such a steer its second draw, log item 22.)
+    4 / 1, and Squirrel's 0.15 worse at 1; structure log item 21. The Tolokers fits that lost a quarter or more of
+    their average clustering with these groups did so in the sampler, not here: a density steer that started one
+    draw too late, and secant steps too short to climb back from a deep first cut; both are fixed there, log item
+    22.)
     """
     # Randomised rounding: the released degrees are reals, and rounding them all the same way would pile nodes on
     # the same integer and give every group of one size the same internal degree (spikes in the histogram).
