@@ -31,6 +31,14 @@ def load_npz_graph(data_dir: Path, name: str) -> Graph:
     return _CACHE[name]
 
 
+def bfs_ball(graph: Graph, start: int, size: int, *, sort: bool = False, name: str | None = None) -> Graph:
+    """The first ``size`` nodes of a breadth-first search from ``start`` (induced subgraph, numbered in BFS order or,
+    with ``sort``, in the input's order): a piece of a larger network, as an owner's sample of it would be."""
+    order = sp.csgraph.breadth_first_order(graph.to_csr(), int(start), directed=False,
+                                           return_predecessors=False)[:size]
+    return graph.induced_subgraph(np.sort(order) if sort else order, name=name)
+
+
 def small_subgraph(graph: Graph, num_nodes: int, seed: int = 0) -> Graph:
     """Induced subgraph on ``num_nodes`` high-degree nodes of a random pool (small enough for dense cell probes)."""
     pool = np.random.default_rng(seed).permutation(graph.num_nodes)[: 4 * num_nodes]

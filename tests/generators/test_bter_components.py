@@ -16,9 +16,8 @@ from graphrelease.generators.affinity import (
 )
 from graphrelease.generators.bter import DPBTER
 from graphrelease.generators.classical_common import pair_keys
-from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
-from tests.generators.classical_helpers import load_npz_graph
+from tests.generators.classical_helpers import bfs_ball, load_npz_graph
 
 
 def _components(n: int, keys: np.ndarray) -> int:
@@ -59,20 +58,14 @@ def test_component_target_soft_thresholds_the_released_count_by_its_noise_scale(
     assert component_target(40.0, 0.0) == 40.0  # releases that did not state the scale keep their count
 
 
-def _bfs_ball(graph: Graph, size: int) -> Graph:
-    """The first ``size`` nodes of a breadth-first search from the highest-degree node (one component)."""
-    order = sp.csgraph.breadth_first_order(graph.to_csr(), int(np.argmax(graph.degrees())), directed=False,
-                                           return_predecessors=False)[:size]
-    return graph.induced_subgraph(order, name=f"{graph.name}_ball")
-
-
 def test_a_small_connected_graph_stays_connected_when_its_count_is_inside_the_noise(data_dir):
     """A 300-node piece of Cora around its hub (one component) at epsilon 1, where the count's noise scale (33) is a
     tenth of the nodes. Read as it stood, a released 7-15 left 7-15 components (seeds 0, 8, 12, 13) and a released
     50-68 cost the largest component 18-22% of the nodes (seeds 2, 4, 6: 0.777 / 0.817 / 0.817, against 0.887 /
     0.927 / 0.950 with the threshold); the soft threshold joins what the count cannot tell from noise (seeded fits
     and samples: a test of the sampler)."""
-    ball = _bfs_ball(load_npz_graph(data_dir, "cora"), 300)
+    cora = load_npz_graph(data_dir, "cora")
+    ball = bfs_ball(cora, int(np.argmax(cora.degrees())), 300, name="cora_ball")
     assert _components(ball.num_nodes, np.sort(pair_keys(np.asarray(ball.edges), ball.num_nodes))) == 1
     inside, shares = 0, []
     for seed in range(16):

@@ -40,7 +40,13 @@ from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from graphrelease.privacy.proofs import missing_proofs
 from graphrelease.testing.probes import Neighbour, assert_within, edge_neighbours, probe_sensitivity
-from tests.generators.classical_helpers import basic_composition, degree_kl, load_npz_graph, small_subgraph
+from tests.generators.classical_helpers import (
+    basic_composition,
+    bfs_ball,
+    degree_kl,
+    load_npz_graph,
+    small_subgraph,
+)
 
 
 @pytest.fixture(scope="module")
@@ -381,17 +387,6 @@ def test_cap_rule_trades_noise_against_the_residual_bias(cora, monkeypatch):
     assert residual <= 0.25
 
 
-def _bfs_ball(graph: Graph, start: int, size: int) -> Graph:
-    """The first ``size`` nodes of a breadth-first search from ``start`` (induced subgraph)."""
-    import scipy.sparse.csgraph as csgraph
-
-    order = csgraph.breadth_first_order(graph.to_csr(), start, directed=False, return_predecessors=False)[:size]
-    index = np.full(graph.num_nodes, -1, dtype=np.int64)
-    index[order] = np.arange(order.size)
-    e = index[graph.edges]
-    return Graph.from_edges(order.size, e[(e >= 0).all(axis=1)], name=f"{graph.name}_ball")[0]
-
-
 @pytest.mark.parametrize("start", [0, 1])
 def test_triangle_correction_reads_the_second_stage_on_cora_pieces(cora, start):
     # Seeded (the noise here is not a release). 1,000-node BFS pieces of Cora (700 triangles) at the triangle
@@ -400,7 +395,7 @@ def test_triangle_correction_reads_the_second_stage_on_cora_pieces(cora, start):
     # low reading put the cap low and corrected its bias by too little as well; read off stage 2 it follows the
     # count measured at the cap it corrects (measured here, 20 seeds: RMSE 0.438 / 0.467 -> 0.279 / 0.317 for
     # starts 0 / 1).
-    piece = _bfs_ball(cora, start, 1000)
+    piece = bfs_ball(cora, start, 1000)
     truth = triangle_count(piece)
     errors = []
     for seed in range(20):

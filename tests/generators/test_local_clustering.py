@@ -28,7 +28,7 @@ from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from graphrelease.privacy.sensitivities import declared_sensitivity, entry_problems
 from graphrelease.testing.probes import Neighbour, assert_within, edge_neighbours, probe_sensitivity
-from tests.generators.classical_helpers import load_npz_graph, small_subgraph
+from tests.generators.classical_helpers import bfs_ball, load_npz_graph, small_subgraph
 
 
 @pytest.fixture(scope="module")
@@ -306,22 +306,13 @@ def test_an_entry_released_under_the_earlier_bound_still_verifies():
     assert any("proof establishes" in p for p in entry_problems(under, "edge"))
 
 
-def _bfs_ball(graph: Graph, size: int, seed: int) -> Graph:
-    """The first ``size`` nodes of a breadth-first search from a random node (induced): a small piece whose boundary
-    nodes keep one or two of their edges, as an owner's sample of a larger network would."""
-    from scipy.sparse.csgraph import breadth_first_order
-
-    order = breadth_first_order(graph.to_csr(), int(np.random.default_rng(seed).integers(graph.num_nodes)),
-                                directed=False, return_predecessors=False)
-    return graph.induced_subgraph(np.sort(order[:size]))
-
-
 def test_the_cap_cuts_a_bias_off_small_pieces_that_a_larger_cap_keeps(cora):
     # Cora's 1,000-node BFS balls have many degree-2 nodes closing triangles with pairs of hubs: C = 1 keeps only
     # 0.84-0.85 of their sum (the draws, rarely over 1 per edge, then miss the average clustering by as much), C = 3
     # keeps 0.97.
     for seed in (0, 1):
-        ball = _bfs_ball(cora, 1000, seed)
+        # A piece around a random node, numbered in Cora's order: its boundary nodes keep one or two edges.
+        ball = bfs_ball(cora, int(np.random.default_rng(seed).integers(cora.num_nodes)), 1000, sort=True)
         full = capped_clustering_sum(ball.num_nodes, ball.edges, np.inf)
         kept = {c: capped_clustering_sum(ball.num_nodes, ball.edges, c) / full for c in (1.0, 3.0)}
         assert kept[1.0] < 0.9 and kept[3.0] > 0.95, kept
@@ -392,12 +383,8 @@ def test_a_clustering_cap_that_is_not_a_number_at_least_one_or_auto_is_refused(b
 def _chameleon_hub_ball(data_dir, size: int = 1000) -> Graph:
     """The first ``size`` nodes of a breadth-first search from Chameleon's highest-degree node: a dense core of hubs
     (max degree 732 of 1,000 nodes)."""
-    import scipy.sparse as sp
-
     g = load_npz_graph(data_dir, "chameleon")
-    order = sp.csgraph.breadth_first_order(g.to_csr(), int(np.argmax(g.degrees())), directed=False,
-                                           return_predecessors=False)[:size]
-    return g.induced_subgraph(order)
+    return bfs_ball(g, int(np.argmax(g.degrees())), size)
 
 
 def test_rewiring_keeps_every_degree_and_block_pair_and_closes_both_gaps(data_dir):
