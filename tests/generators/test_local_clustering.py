@@ -433,7 +433,10 @@ def test_dp_bter_rewires_a_dense_core_towards_its_triangle_count(data_dir):
     """Seeded, the Chameleon hub ball at epsilon 4: the block edges among its hubs close more triangles than the
     ball has even with no affinity groups, and the draws kept transitivity RE +0.63 / +0.63 / +0.68 (average
     clustering -0.17 / -0.15 / -0.19). Rewired: +0.35 / +0.34 / +0.34 (average clustering -0.25 / -0.20 / -0.22, the
-    released sum's cap of 1 cutting off the rest). ~8 s."""
+    released sum's cap of 1 cutting off the rest); by session 17 +0.36 / +0.30 / +0.31 (-0.28 / -0.21 / -0.27), its
+    hubs at 0.87-0.88 of their released wedges. Since the hubs of half the graph take their repair partners among
+    the nodes left short (``affinity.SATURATED_HUB_SHARE``, structure log item 24): wedges 0.94-0.95, transitivity
+    +0.25 / +0.25 / +0.22, average clustering -0.18 / -0.10 / -0.15. ~8 s."""
     ball = _chameleon_hub_ball(data_dir)
     g0 = ball.to_igraph()
     trans0, avg0 = g0.transitivity_undirected(), g0.transitivity_avglocal_undirected(mode="zero")
@@ -441,5 +444,7 @@ def test_dp_bter_rewires_a_dense_core_towards_its_triangle_count(data_dir):
         fitted = DPBTER(seed=900 + seed).fit(ball, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
         (s,) = fitted.sample(1, rng=np.random.default_rng(seed))
         g = s.to_igraph()
-        assert abs(g.transitivity_undirected() / trans0 - 1) < 0.5
-        assert abs(g.transitivity_avglocal_undirected(mode="zero") / avg0 - 1) < 0.3
+        got, released = np.asarray(g.degree(), dtype=np.float64), fitted.arrays["degrees"]
+        assert np.sum(got * (got - 1)) >= 0.92 * np.sum(released * (released - 1))
+        assert abs(g.transitivity_undirected() / trans0 - 1) < 0.3
+        assert abs(g.transitivity_avglocal_undirected(mode="zero") / avg0 - 1) < 0.22
