@@ -307,8 +307,8 @@ REPAIR_POOL = 4
 #: moved neither its degree KL nor its clustering errors beyond the spread of 4 seeded fits.
 REPAIR_SD = 2.0
 #: A short node whose released degree is at least this share of the node count draws its repair partners among the
-#: non-neighbours the draw left below their released degree, in proportion to what they lack (then Chung-Lu), never
-#: by Chung-Lu draws. Such a hub is adjacent to most of the heavy nodes already, so Chung-Lu partners mostly collide
+#: non-neighbours the draw left below their released degree (not short themselves), in proportion to what they lack,
+#: and only then in proportion to degree, instead of by the Chung-Lu draw over all nodes. Such a hub is adjacent to most of the heavy nodes already, so Chung-Lu partners mostly collide
 #: (and are dropped) or land on heavy nodes over their degree, closing triangles among the hub's neighbours; the edges
 #: it lost to distinct-pair sampling were lost by light nodes, which the draw left short. On 1,000-node BFS pieces of
 #: Chameleon (hubs of 54-73% of the nodes) the hubs kept 0.84-0.88 of their released wedges, and transitivity was
@@ -366,8 +366,8 @@ def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.
     short = (gap > REPAIR_SD * np.sqrt(d + 1.0)) & (d >= min_degree)
     if not short.any():
         return keys
-    # Hubs of at least half the graph (SATURATED_HUB_SHARE) take their partners among the nodes left short; the
-    # others Chung-Lu, as before (drawn first, so graphs without such hubs draw exactly what they did).
+    # Hubs of at least half the graph (SATURATED_HUB_SHARE) take their partners among the nodes below their released
+    # degree; the others Chung-Lu, as before (drawn first, so graphs without such hubs draw exactly what they did).
     saturated = short & (d >= SATURATED_HUB_SHARE * n)
     chung_lu = short & ~saturated
     hubs = np.repeat(np.nonzero(chung_lu)[0], np.rint(gap[chung_lu]).astype(np.int64))

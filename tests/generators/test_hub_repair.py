@@ -52,7 +52,7 @@ def test_repeated_rounds_give_the_hub_what_colliding_partners_took(monkeypatch):
     assert _degree(n, once, 0) < bound <= _degree(n, full, 0)
 
 
-def test_a_hub_of_half_the_graph_takes_the_nodes_left_short_in_one_round():
+def test_a_hub_of_half_the_graph_takes_the_nodes_below_their_degree_in_one_round():
     """The hub is released at 250 of 301 nodes, so it is saturated: its partners are drawn among non-neighbours,
     first the nodes below their released degree (in proportion to what they lack), and one round gives it its
     missing edges. On 1,000-node pieces of Chameleon this took the hubs from 0.87-0.88 to 0.94-0.95 of their
@@ -67,7 +67,7 @@ def test_a_hub_of_half_the_graph_takes_the_nodes_left_short_in_one_round():
     short = degrees - got > affinity.REPAIR_SD * np.sqrt(degrees + 1.0)  # repaired themselves, never partners
     lacking = np.flatnonzero((got < degrees) & ~short)
     lacking = lacking[~np.isin(lacking, np.arange(1, 151))]  # the hub's neighbours
-    assert partners.size >= lacking.size and np.isin(lacking, partners).all()
+    assert 0 < lacking.size <= partners.size and np.isin(lacking, partners).all()
 
 
 def test_saturated_partners_are_never_neighbours_and_lacking_nodes_come_first():
@@ -81,6 +81,11 @@ def test_saturated_partners_are_never_neighbours_and_lacking_nodes_come_first():
     assert hubs.size == 100 and np.all(hubs == 0) and np.unique(partners).size == 100
     assert np.isin(np.arange(200, 260), partners).all()
     assert not np.isin(partners, np.arange(1, 151)).any() and not (partners == 0).any()
+    # Fewer wanted than lacking: all from the lacking nodes; a lacking neighbour is never taken.
+    lacking[100:120] = 5.0
+    hubs, partners = affinity._repair_partners(affinity.csr_from_keys(n, keys), np.array([0]), np.array([30]),
+                                               lacking, weights, np.random.default_rng(4))
+    assert partners.size == 30 and np.isin(partners, np.arange(200, 260)).all()
 
 
 def test_repair_deletes_the_edges_in_fewest_triangles():
