@@ -308,9 +308,10 @@ REPAIR_POOL = 4
 REPAIR_SD = 2.0
 #: A short node whose released degree is at least this share of the node count draws its repair partners among the
 #: non-neighbours the draw left below their released degree (not short themselves), in proportion to what they lack,
-#: and only then in proportion to degree, instead of by the Chung-Lu draw over all nodes. Such a hub is adjacent to most of the heavy nodes already, so Chung-Lu partners mostly collide
-#: (and are dropped) or land on heavy nodes over their degree, closing triangles among the hub's neighbours; the edges
-#: it lost to distinct-pair sampling were lost by light nodes, which the draw left short. On 1,000-node BFS pieces of
+#: and only then in proportion to degree, instead of by the Chung-Lu draw over all nodes. Such a hub is adjacent to
+#: most of the heavy nodes already, so Chung-Lu partners mostly collide (and are dropped) or land on heavy nodes over
+#: their degree, closing triangles among the hub's neighbours; the edges it lost to distinct-pair sampling were lost
+#: by light nodes, which the draw left short. On 1,000-node BFS pieces of
 #: Chameleon (hubs of 54-73% of the nodes) the hubs kept 0.84-0.88 of their released wedges, and transitivity was
 #: 0.38-0.45 over. The rule for every short node (measured, not adopted: structure log item 24) fixed those pieces
 #: but cost Squirrel and Tolokers (mean degree 76 / 88, hubs of 36% / 18% of the nodes) 0.02-0.1 in triangles or
@@ -373,8 +374,9 @@ def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.
     hubs = np.repeat(np.nonzero(chung_lu)[0], np.rint(gap[chung_lu]).astype(np.int64))
     w = d * ~short + 1e-12
     partners = rng.choice(n, size=hubs.size, p=w / w.sum())
-    if saturated.any():
-        more_hubs, more_partners = _repair_partners(csr_from_keys(n, keys), np.nonzero(saturated)[0],
+    adjacency = csr_from_keys(n, keys) if saturated.any() else None  # reused by edge_support below
+    if adjacency is not None:
+        more_hubs, more_partners = _repair_partners(adjacency, np.nonzero(saturated)[0],
                                                     np.rint(gap[saturated]).astype(np.int64),
                                                     np.maximum(gap, 0.0) * ~short, d * ~short, rng)
         hubs, partners = np.concatenate([hubs, more_hubs]), np.concatenate([partners, more_partners])
@@ -393,7 +395,7 @@ def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.
     # built); on a dense graph nearly every edge is in one, so the rule is "fewest triangles first", never "none":
     # forbidding them starved the repair on Chameleon (hubs 0.82-0.89 of their released degree instead of 0.92-0.94).
     pool = rng.permutation(free)[:REPAIR_POOL * added.size]
-    support = edge_support(n, keys, pool)
+    support = edge_support(n, keys, pool, adjacency=adjacency)
     both_over = over[e[pool, 0]] & over[e[pool, 1]]
     take = pool[np.lexsort((rng.random(pool.size), ~both_over, support))][:added.size]
     added = added[rng.permutation(added.size)[:take.size]]  # never add more than can be paid for
