@@ -34,11 +34,17 @@ PROXIMITY_METHODS = ("common_neighbors", "adamic_adar", "jaccard", "adjacency")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
+def count_non_edges(graph: Graph) -> int:
+    """Node pairs of ``graph`` that are not edges (zero for a complete graph: nothing to score edges against)."""
+    n = graph.num_nodes
+    return n * (n - 1) // 2 - graph.num_edges
+
+
 def sample_non_edges(graph: Graph, count: int, rng: np.random.Generator, *, exclude: np.ndarray | None = None
                      ) -> np.ndarray:
     """``count`` distinct pairs ``u < v`` that are neither edges of ``graph`` nor rows of ``exclude``."""
     n = graph.num_nodes
-    if count > n * (n - 1) // 2 - graph.num_edges:
+    if count > count_non_edges(graph):
         raise OptionError(f"graph '{graph.name}' has fewer than {count} non-edges")
     taken = graph.edges[:, 0] * np.int64(n) + graph.edges[:, 1]
     if exclude is not None and len(exclude):
@@ -138,7 +144,7 @@ def aligned_scorer(scorer: PairScorer, perm: np.ndarray) -> PairScorer:
 
 
 def roc_metrics(pos: np.ndarray, neg: np.ndarray, rng: np.random.Generator | None = None) -> dict[str, Any]:
-    """AUC, average precision, accuracy (top-half rule), TPR at 1% FPR and a down-sampled ROC curve."""
+    """AUC, average precision, accuracy (the top ``len(pos)`` scores called edges), TPR at 1% FPR and a down-sampled ROC curve."""
     from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
     pos = np.asarray(pos, dtype=np.float64)
@@ -157,7 +163,7 @@ def roc_metrics(pos: np.ndarray, neg: np.ndarray, rng: np.random.Generator | Non
     rng = rng if rng is not None else np.random.default_rng(0)
     order = np.lexsort((rng.random(s.size), -s))
     predicted = np.zeros(s.size, dtype=bool)
-    predicted[order[: s.size // 2]] = True
+    predicted[order[: pos.size]] = True  # as many called edges as there are (the top half when balanced)
     accuracy = float(np.mean(predicted == (y == 1)))
     keep = np.unique(np.linspace(0, fpr.size - 1, min(fpr.size, 200)).astype(int))
     return {
@@ -213,8 +219,11 @@ def link_inference_attack(
     if alignment not in ("degree", "identity"):
         raise OptionError(f"alignment must be 'degree' or 'identity', got '{alignment}'")
     rng = rng if rng is not None else np.random.default_rng()
+    if count_non_edges(graph) < 1:
+        raise OptionError(f"graph '{graph.name}' is complete: no non-edge to score the hidden edges against")
     train, hidden = split_edges(graph, hidden_fraction, rng)
-    negatives = sample_non_edges(graph, hidden.shape[0], rng)
+    # A dense graph may have fewer non-edges than hidden edges: the ROC then compares unequal sets.
+    negatives = sample_non_edges(graph, min(hidden.shape[0], count_non_edges(graph)), rng)
     released = release_fn(train)
     notes: list[str] = []
     if alignment == "identity":
@@ -247,9 +256,11 @@ def link_inference_on_release(graph: Graph, released: Graph, *, method: str = "a
     hidden links) but needs only the release directory; used by the audit when no ``release_fn`` is available.
     """
     rng = rng if rng is not None else np.random.default_rng()
+    if count_non_edges(graph) < 1 or graph.num_edges < 1:
+        raise OptionError(f"graph '{graph.name}' has no edge or no non-edge: nothing to score")
     k = min(sample, graph.num_edges)
     pos = graph.edges[rng.choice(graph.num_edges, size=k, replace=False)]
-    neg = sample_non_edges(graph, k, rng)
+    neg = sample_non_edges(graph, min(k, count_non_edges(graph)), rng)
     if alignment == "identity" and released.num_nodes == graph.num_nodes:
         perm = np.arange(graph.num_nodes)
         used = "identity"

@@ -191,13 +191,13 @@ def _fit_edge_classifier(graph: Graph, emb: np.ndarray, rng: np.random.Generator
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from graphrelease.audit.attacks import sample_non_edges
+    from graphrelease.audit.attacks import count_non_edges, sample_non_edges
 
     m = min(graph.num_edges, max_train)
     pos = graph.edges[rng.choice(graph.num_edges, size=m, replace=False)]
-    neg = sample_non_edges(graph, m, rng)
+    neg = sample_non_edges(graph, min(m, count_non_edges(graph)), rng)  # a dense graph may have fewer
     x = np.concatenate([_pair_features(emb, pos), _pair_features(emb, neg)])
-    yy = np.concatenate([np.ones(m), np.zeros(m)])
+    yy = np.concatenate([np.ones(m), np.zeros(neg.shape[0])])
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(x, yy)
 
 
@@ -220,13 +220,17 @@ def link_prediction_utility(
         return _skipped(task, "too few edges to train or test")
     from sklearn.metrics import average_precision_score, roc_auc_score
 
-    from graphrelease.audit.attacks import sample_non_edges, split_edges
+    from graphrelease.audit.attacks import count_non_edges, sample_non_edges, split_edges
+
+    # The classifiers learn edges against non-edges of the graph they train on and are tested on the original's.
+    if min(count_non_edges(original), count_non_edges(released)) < 10:
+        return _skipped(task, "too few non-edges to train or test (a (nearly) complete graph)")
 
     rng = np.random.default_rng(seed)
     train, held = split_edges(original, test_fraction, rng)
     if held.shape[0] > max_test_pairs:
         held = held[rng.choice(held.shape[0], size=max_test_pairs, replace=False)]
-    neg = sample_non_edges(original, held.shape[0], rng)
+    neg = sample_non_edges(original, min(held.shape[0], count_non_edges(original)), rng)
     yy = np.concatenate([np.ones(held.shape[0]), np.zeros(neg.shape[0])])
 
     def evaluate(g: Graph) -> dict[str, float]:

@@ -47,6 +47,8 @@ TABLE1_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 TASKS = ("statistics", "motifs", "mmd", "downstream")
 ATTACKS = ("link_inference", "membership")
+#: Fewest edges and non-edges of the original for which the attacks run (each ranks edges against non-edges).
+MIN_ATTACK_PAIRS = 10
 #: Collections: statistics are averaged over at most this many graphs per side (uniform sample, seeded).
 COLLECTION_STAT_GRAPHS = 200
 
@@ -332,6 +334,12 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     released = rel.graphs[0]
+    non_edges = atk.count_non_edges(original)
+    if original.num_edges < MIN_ATTACK_PAIRS or non_edges < MIN_ATTACK_PAIRS:
+        # The attacks rank edges against non-edges: a (nearly) empty or complete graph leaves one side empty.
+        result.notes.append(f"{rel.label}: attacks skipped (the original has {original.num_edges} edges and "
+                            f"{non_edges} non-edges; they need {MIN_ATTACK_PAIRS} of each)")
+        return
     if "link_inference" in attacks:
         # Structure-only attacker: no re-training is possible from a release directory, so every original edge is
         # a candidate; proximity in the release (Adamic-Adar) after aligning nodes.
@@ -360,7 +368,7 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
     if "membership" in attacks and original.num_edges:
         k = min(5000, original.num_edges)
         members = original.edges[rng.choice(original.num_edges, size=k, replace=False)]
-        non = atk.sample_non_edges(original, k, rng)
+        non = atk.sample_non_edges(original, min(k, non_edges), rng)
         if released.num_nodes == original.num_nodes:
             out["membership_adjacency"] = atk.edge_membership_attack(
                 atk.proximity_scorer(released, "adjacency"), members, non, label=rel.label)
@@ -431,6 +439,8 @@ def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, 
                                 "highest-degree nodes (re-fitting the method many times on the whole graph is too "
                                 "costly)")
         if kind == "edge":
+            if graph.num_nodes * (graph.num_nodes - 1) // 2 <= graph.num_edges:
+                return skip("the original is a complete graph: no non-edge to plant a canary edge on")
             make = _method_factory(rel)
             if make is not None:
                 train_and_score = emp.generator_train_and_score(make, epsilon=rel.epsilon, delta=rel.delta)

@@ -212,3 +212,16 @@ def test_graph_canary_for_a_graph_adjacency_collection_release(tmp_path, data_di
     assert e["kind"] == "graph" and e["runs"] == 2 and e["claimed_epsilon"] == 1.0
     assert set(e["attacks"]) == {"node_count_probability", "decoder_log_likelihood"}
     assert any("10 of the 20 original graphs" in n for n in res.notes)
+
+
+def test_a_complete_graph_is_audited_with_the_attacks_skipped_and_said_so():
+    # A complete graph has no non-edge: the attacks, the link-prediction task and the edge canaries rank or plant
+    # edges against non-edges, so they are skipped with a note and the statistics are still reported.
+    n = 30
+    g, _ = Graph.from_edges(n, np.stack(np.triu_indices(n, 1), axis=1), name="complete30")
+    res = run_audit(g, [g.without_private_metadata()], tasks=("statistics", "downstream"),
+                    attacks=("link_inference", "membership"))
+    assert any("attacks skipped" in note and "0 non-edges" in note for note in res.notes)
+    assert res.table1[0]["tc"] == 0.0
+    tasks = {row["task"]: row for row in next(iter(res.downstream.values()))}
+    assert "non-edges" in tasks["link_prediction"]["skipped"]
