@@ -100,6 +100,7 @@ from graphrelease.generators.affinity import (
     component_target,
     group_densities,
     merge_components,
+    pair_stranded_nodes,
     power_for_clustering,
     power_shape,
     repair_hub_degrees,
@@ -586,6 +587,8 @@ class FittedBTER(ReleasedParams):
         comps = self._component_target()
         keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
         keys = merge_components(n, keys, comps, degrees, rng, pay=False)
+        # The pieces left apart for the component count are then pairs, not isolated nodes released with degree 1.
+        keys = pair_stranded_nodes(n, keys, degrees, rng)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
 
 

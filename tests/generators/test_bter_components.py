@@ -13,6 +13,8 @@ from graphrelease.generators.affinity import (
     csr_from_keys,
     keys_to_edges,
     merge_components,
+    pair_stranded_nodes,
+    triangle_count_keys,
 )
 from graphrelease.generators.bter import DPBTER
 from graphrelease.generators.classical_common import pair_keys
@@ -48,6 +50,35 @@ def test_sampled_graph_reaches_the_released_component_count(data_dir):
         # (before the unpaid pass, the paid joins' deletions left pieces over it: LastFM 15-25 for a released 1).
         assert _components(synth.num_nodes, keys) == target, seed
         assert abs(keys.size - graph.num_edges) <= 0.02 * graph.num_edges
+        # ... and the pieces kept apart are not isolated nodes released with an edge (Cora has no isolated node;
+        # before the leaves were handed over, 40-89 of its degree-1 nodes came out isolated).
+        isolated = np.bincount(keys_to_edges(keys, synth.num_nodes).ravel(), minlength=synth.num_nodes) == 0
+        assert not (isolated & (np.rint(fitted.arrays["degrees"]) >= 1)).any(), seed
+
+
+def test_stranded_nodes_take_over_leaves_keeping_edges_components_and_triangles(data_dir):
+    graph = load_npz_graph(data_dir, "cora")
+    n = graph.num_nodes
+    keys = np.sort(pair_keys(np.asarray(graph.edges), n))
+    e = keys_to_edges(keys, n)
+    degrees = np.bincount(e.ravel(), minlength=n).astype(np.float64)
+    # Strand 40 degree-1 nodes whose neighbour keeps degree >= 3 (a draw's misses), and one node released at 0.
+    leaf_rows = np.flatnonzero((degrees[e[:, 0]] == 1) & (degrees[e[:, 1]] >= 4))[:40]
+    stranded = e[leaf_rows, 0]
+    drawn = np.delete(keys, leaf_rows)
+    released = degrees.copy()
+    released[stranded[0]] = 0.0
+    d_before = np.bincount(keys_to_edges(drawn, n).ravel(), minlength=n)
+    out = pair_stranded_nodes(n, drawn, released, np.random.default_rng(0))
+    d_after = np.bincount(keys_to_edges(out, n).ravel(), minlength=n)
+    assert leaf_rows.size == 40 and out.size == drawn.size
+    assert _components(n, out) == _components(n, drawn)
+    assert triangle_count_keys(n, out) == triangle_count_keys(n, drawn)
+    assert (d_after[stranded[1:]] == 1).all() and d_after[stranded[0]] == 0  # released at 0: left alone
+    moved = np.flatnonzero(d_after != d_before)
+    # Only the 39 stranded nodes gained, each by one, and the hubs that gave a leaf lost one each: leaves keep 1.
+    assert (d_after[moved] - d_before[moved]).sum() == 0 and set(stranded[1:]) <= set(moved.tolist())
+    assert (d_after >= np.minimum(d_before, 2)).all()
 
 
 def test_component_target_soft_thresholds_the_released_count_by_its_noise_scale():
