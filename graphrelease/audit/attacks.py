@@ -34,6 +34,11 @@ PROXIMITY_METHODS = ("common_neighbors", "adamic_adar", "jaccard", "adjacency")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
+#: Fewest edges and non-edges of an original for which the audit's attacks and link-prediction task run (each ranks
+#: as many edges as non-edges; a dense graph has fewer non-edges than edges, so both sets shrink to what it has).
+MIN_ATTACK_PAIRS = 10
+
+
 def count_non_edges(graph: Graph) -> int:
     """Node pairs of ``graph`` that are not edges (zero for a complete graph: nothing to score edges against)."""
     n = graph.num_nodes
@@ -144,7 +149,7 @@ def aligned_scorer(scorer: PairScorer, perm: np.ndarray) -> PairScorer:
 
 
 def roc_metrics(pos: np.ndarray, neg: np.ndarray, rng: np.random.Generator | None = None) -> dict[str, Any]:
-    """AUC, average precision, accuracy (the top ``len(pos)`` scores called edges), TPR at 1% FPR and a down-sampled ROC curve."""
+    """AUC, average precision, accuracy (top-half rule), TPR at 1% FPR and a down-sampled ROC curve."""
     from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
     pos = np.asarray(pos, dtype=np.float64)
@@ -163,7 +168,7 @@ def roc_metrics(pos: np.ndarray, neg: np.ndarray, rng: np.random.Generator | Non
     rng = rng if rng is not None else np.random.default_rng(0)
     order = np.lexsort((rng.random(s.size), -s))
     predicted = np.zeros(s.size, dtype=bool)
-    predicted[order[: pos.size]] = True  # as many called edges as there are (the top half when balanced)
+    predicted[order[: s.size // 2]] = True
     accuracy = float(np.mean(predicted == (y == 1)))
     keep = np.unique(np.linspace(0, fpr.size - 1, min(fpr.size, 200)).astype(int))
     return {
@@ -222,8 +227,11 @@ def link_inference_attack(
     if count_non_edges(graph) < 1:
         raise OptionError(f"graph '{graph.name}' is complete: no non-edge to score the hidden edges against")
     train, hidden = split_edges(graph, hidden_fraction, rng)
-    # A dense graph may have fewer non-edges than hidden edges: the ROC then compares unequal sets.
-    negatives = sample_non_edges(graph, min(hidden.shape[0], count_non_edges(graph)), rng)
+    # A dense graph may have fewer non-edges than hidden edges: as many hidden edges as it has are scored, so the
+    # two sets stay equal (accuracy's 0.5 = chance and the verdict's 2 * accuracy - 1 assume it).
+    if hidden.shape[0] > count_non_edges(graph):
+        hidden = hidden[rng.choice(hidden.shape[0], size=count_non_edges(graph), replace=False)]
+    negatives = sample_non_edges(graph, hidden.shape[0], rng)
     released = release_fn(train)
     notes: list[str] = []
     if alignment == "identity":
@@ -258,9 +266,9 @@ def link_inference_on_release(graph: Graph, released: Graph, *, method: str = "a
     rng = rng if rng is not None else np.random.default_rng()
     if count_non_edges(graph) < 1 or graph.num_edges < 1:
         raise OptionError(f"graph '{graph.name}' has no edge or no non-edge: nothing to score")
-    k = min(sample, graph.num_edges)
+    k = min(sample, graph.num_edges, count_non_edges(graph))  # equal sets, even on a dense graph
     pos = graph.edges[rng.choice(graph.num_edges, size=k, replace=False)]
-    neg = sample_non_edges(graph, min(k, count_non_edges(graph)), rng)
+    neg = sample_non_edges(graph, k, rng)
     if alignment == "identity" and released.num_nodes == graph.num_nodes:
         perm = np.arange(graph.num_nodes)
         used = "identity"

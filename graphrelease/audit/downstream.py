@@ -193,11 +193,11 @@ def _fit_edge_classifier(graph: Graph, emb: np.ndarray, rng: np.random.Generator
 
     from graphrelease.audit.attacks import count_non_edges, sample_non_edges
 
-    m = min(graph.num_edges, max_train)
+    m = min(graph.num_edges, max_train, count_non_edges(graph))  # balanced, even on a dense graph
     pos = graph.edges[rng.choice(graph.num_edges, size=m, replace=False)]
-    neg = sample_non_edges(graph, min(m, count_non_edges(graph)), rng)  # a dense graph may have fewer
+    neg = sample_non_edges(graph, m, rng)
     x = np.concatenate([_pair_features(emb, pos), _pair_features(emb, neg)])
-    yy = np.concatenate([np.ones(m), np.zeros(neg.shape[0])])
+    yy = np.concatenate([np.ones(m), np.zeros(m)])
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(x, yy)
 
 
@@ -220,17 +220,18 @@ def link_prediction_utility(
         return _skipped(task, "too few edges to train or test")
     from sklearn.metrics import average_precision_score, roc_auc_score
 
-    from graphrelease.audit.attacks import count_non_edges, sample_non_edges, split_edges
+    from graphrelease.audit.attacks import MIN_ATTACK_PAIRS, count_non_edges, sample_non_edges, split_edges
 
     # The classifiers learn edges against non-edges of the graph they train on and are tested on the original's.
-    if min(count_non_edges(original), count_non_edges(released)) < 10:
+    if min(count_non_edges(original), count_non_edges(released)) < MIN_ATTACK_PAIRS:
         return _skipped(task, "too few non-edges to train or test (a (nearly) complete graph)")
 
     rng = np.random.default_rng(seed)
     train, held = split_edges(original, test_fraction, rng)
-    if held.shape[0] > max_test_pairs:
-        held = held[rng.choice(held.shape[0], size=max_test_pairs, replace=False)]
-    neg = sample_non_edges(original, min(held.shape[0], count_non_edges(original)), rng)
+    test_pairs = min(max_test_pairs, count_non_edges(original))  # as many held-out edges as non-edges
+    if held.shape[0] > test_pairs:
+        held = held[rng.choice(held.shape[0], size=test_pairs, replace=False)]
+    neg = sample_non_edges(original, held.shape[0], rng)
     yy = np.concatenate([np.ones(held.shape[0]), np.zeros(neg.shape[0])])
 
     def evaluate(g: Graph) -> dict[str, float]:

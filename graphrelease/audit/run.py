@@ -47,8 +47,6 @@ TABLE1_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 TASKS = ("statistics", "motifs", "mmd", "downstream")
 ATTACKS = ("link_inference", "membership")
-#: Fewest edges and non-edges of the original for which the attacks run (each ranks edges against non-edges).
-MIN_ATTACK_PAIRS = 10
 #: Collections: statistics are averaged over at most this many graphs per side (uniform sample, seeded).
 COLLECTION_STAT_GRAPHS = 200
 
@@ -335,10 +333,10 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
     out: dict[str, Any] = {}
     released = rel.graphs[0]
     non_edges = atk.count_non_edges(original)
-    if original.num_edges < MIN_ATTACK_PAIRS or non_edges < MIN_ATTACK_PAIRS:
+    if min(original.num_edges, non_edges) < atk.MIN_ATTACK_PAIRS:
         # The attacks rank edges against non-edges: a (nearly) empty or complete graph leaves one side empty.
         result.notes.append(f"{rel.label}: attacks skipped (the original has {original.num_edges} edges and "
-                            f"{non_edges} non-edges; they need {MIN_ATTACK_PAIRS} of each)")
+                            f"{non_edges} non-edges; they need {atk.MIN_ATTACK_PAIRS} of each)")
         return
     if "link_inference" in attacks:
         # Structure-only attacker: no re-training is possible from a release directory, so every original edge is
@@ -365,10 +363,10 @@ def _attack_stage(result: AuditResult, original: Graph, rel: ReleaseInput, attac
             out["link_inference_hidden"] = atk.link_inference_attack(
                 original, release_fn, hidden_fraction=0.2, method="adamic_adar", alignment="degree", rng=rng,
                 label=rel.label).to_dict()
-    if "membership" in attacks and original.num_edges:
-        k = min(5000, original.num_edges)
+    if "membership" in attacks:
+        k = min(5000, original.num_edges, non_edges)  # as many members as non-members, even on a dense graph
         members = original.edges[rng.choice(original.num_edges, size=k, replace=False)]
-        non = atk.sample_non_edges(original, min(k, non_edges), rng)
+        non = atk.sample_non_edges(original, k, rng)
         if released.num_nodes == original.num_nodes:
             out["membership_adjacency"] = atk.edge_membership_attack(
                 atk.proximity_scorer(released, "adjacency"), members, non, label=rel.label)
@@ -439,7 +437,9 @@ def _canary_audit_stage(result: AuditResult, original: Graph | GraphCollection, 
                                 "highest-degree nodes (re-fitting the method many times on the whole graph is too "
                                 "costly)")
         if kind == "edge":
-            if graph.num_nodes * (graph.num_nodes - 1) // 2 <= graph.num_edges:
+            from graphrelease.audit.attacks import count_non_edges
+
+            if count_non_edges(graph) < 1:
                 return skip("the original is a complete graph: no non-edge to plant a canary edge on")
             make = _method_factory(rel)
             if make is not None:

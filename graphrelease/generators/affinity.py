@@ -19,6 +19,8 @@ costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), 
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -346,20 +348,27 @@ def pair_stranded_nodes(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.r
         return keys
     leaf = np.where(leaf_first[rows], e[rows, 0], e[rows, 1])
     hub = np.where(leaf_first[rows], e[rows, 1], e[rows, 0])
-    over = deg[hub] - released[hub]
-    # Sequential on purpose: a hub giving several leaves must keep degree >= 2 (it stays in its component).
+    leaves_of: dict[int, list[int]] = {}
+    for r in rng.permutation(rows.size).tolist():
+        leaves_of.setdefault(int(hub[r]), []).append(r)
+    # The hub furthest over its released degree, as the hand-overs go, gives the next leaf; a hub keeps degree >= 2
+    # (so it stays in its component).
     running = deg.astype(np.int64).copy()
+    ties = rng.random(n)
+    heap = [(released[h] - running[h], ties[h], h) for h in leaves_of]
+    heapq.heapify(heap)
     drop: list[int] = []
     added: list[tuple[int, int]] = []
-    nodes = rng.permutation(stranded).tolist()
-    for r in np.lexsort((rng.random(rows.size), -over)).tolist():
-        if not nodes:
+    for node in rng.permutation(stranded).tolist():
+        if not heap:
             break
-        if running[hub[r]] < 3:
-            continue
-        running[hub[r]] -= 1
+        _, _, h = heapq.heappop(heap)
+        r = leaves_of[h].pop()
+        running[h] -= 1
         drop.append(int(rows[r]))
-        added.append((int(leaf[r]), nodes.pop()))
+        added.append((int(leaf[r]), int(node)))
+        if running[h] >= 3 and leaves_of[h]:
+            heapq.heappush(heap, (released[h] - running[h], ties[h], h))
     if not drop:
         return keys
     kept = np.delete(keys, np.asarray(drop, dtype=np.int64))
