@@ -29,6 +29,8 @@ CASES = [
     ("synth with epsilon 1e9", ["synth", "{graph}", "--epsilon", "1e9", "--out", "{tmp}/r"], 2, 1.0),
     ("train with delta 2", ["train", "{graph}", "--epsilon", "1", "--delta", "2", "--out", "{tmp}/m"], 2, 1.0),
     ("synth with an unknown option", ["synth", "{graph}", "--epsilonn", "1", "--out", "{tmp}/r"], 2, 1.0),
+    ("synth on a missing file", ["synth", "{tmp}/missing.csv", "--nodes", "3", "--epsilon", "1", "--out", "{tmp}/r"],
+     2, 1.0),
     ("budget with a missing schedule", ["budget", "--noise-multiplier", "1"], 2, 1.0),
 ]
 

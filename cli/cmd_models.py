@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import NODE_SET_HELP, NODES_HELP, console, echo_json, parse_set_options
+from cli.common import NODE_SET_HELP, NODES_HELP, console, echo_json, parse_set_options, require_files
 
 _EPS_HELP = (
     "Privacy budget epsilon (with --delta): no adversary can tell neighbouring inputs (see --adjacency) apart with "
@@ -131,6 +131,7 @@ def register(app: typer.Typer) -> None:
         from graphrelease.defaults import check_delta, check_epsilon
 
         check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
+        require_files(input=input, features=features, labels=labels)
         from graphrelease.train import train_model
 
         with _steps(as_json, f"training {method} ({adjacency}, epsilon {epsilon:g})") as progress:
@@ -169,6 +170,7 @@ def register(app: typer.Typer) -> None:
         from graphrelease.defaults import check_delta, check_epsilon
 
         check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
+        require_files(input=input, features=features, labels=labels)
         from graphrelease.train import embed_release
 
         with _steps(as_json, f"fitting {method} for embeddings (epsilon {epsilon:g})") as progress:
@@ -191,6 +193,7 @@ def register(app: typer.Typer) -> None:
                                              help="Link-prediction release: CSV of u,v pairs to score."),
     ) -> None:
         """Run a released model on new data (post-processing: spends no budget; the output is not a release)."""
+        require_files(input=input, pairs=pairs)
         from graphrelease.train import predict_release
 
         report = predict_release(release, input, out=out, pairs=pairs)

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cli.common import NODE_SET_HELP, NODES_HELP, console, echo_json, parse_set_options
+from cli.common import NODE_SET_HELP, NODES_HELP, console, echo_json, parse_set_options, require_files
 
 
 def _progress_bar():
@@ -82,6 +82,7 @@ def synth(
     from graphrelease.defaults import check_delta, check_epsilon
 
     check_epsilon(epsilon, allow_inf=True), check_delta(delta)  # one-line answer before the heavy imports
+    require_files(input=input, features=features, labels=labels)
     from graphrelease.synth import synthesize
 
     kwargs = dict(method=method, epsilon=epsilon, delta=delta, num_graphs=graphs, out=out,
