@@ -224,13 +224,14 @@ def link_inference_attack(
     if alignment not in ("degree", "identity"):
         raise OptionError(f"alignment must be 'degree' or 'identity', got '{alignment}'")
     rng = rng if rng is not None else np.random.default_rng()
-    if count_non_edges(graph) < 1:
+    non_edges = count_non_edges(graph)
+    if non_edges < 1:
         raise OptionError(f"graph '{graph.name}' is complete: no non-edge to score the hidden edges against")
     train, hidden = split_edges(graph, hidden_fraction, rng)
     # A dense graph may have fewer non-edges than hidden edges: as many hidden edges as it has are scored, so the
     # two sets stay equal (accuracy's 0.5 = chance and the verdict's 2 * accuracy - 1 assume it).
-    if hidden.shape[0] > count_non_edges(graph):
-        hidden = hidden[rng.choice(hidden.shape[0], size=count_non_edges(graph), replace=False)]
+    if hidden.shape[0] > non_edges:
+        hidden = hidden[rng.choice(hidden.shape[0], size=non_edges, replace=False)]
     negatives = sample_non_edges(graph, hidden.shape[0], rng)
     released = release_fn(train)
     notes: list[str] = []
@@ -264,9 +265,9 @@ def link_inference_on_release(graph: Graph, released: Graph, *, method: str = "a
     hidden links) but needs only the release directory; used by the audit when no ``release_fn`` is available.
     """
     rng = rng if rng is not None else np.random.default_rng()
-    if count_non_edges(graph) < 1 or graph.num_edges < 1:
-        raise OptionError(f"graph '{graph.name}' has no edge or no non-edge: nothing to score")
     k = min(sample, graph.num_edges, count_non_edges(graph))  # equal sets, even on a dense graph
+    if k < 1:
+        raise OptionError(f"graph '{graph.name}' has no edge or no non-edge: nothing to score")
     pos = graph.edges[rng.choice(graph.num_edges, size=k, replace=False)]
     neg = sample_non_edges(graph, k, rng)
     if alignment == "identity" and released.num_nodes == graph.num_nodes:

@@ -353,7 +353,7 @@ def pair_stranded_nodes(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.r
         leaves_of.setdefault(int(hub[r]), []).append(r)
     # The hub furthest over its released degree, as the hand-overs go, gives the next leaf; a hub keeps degree >= 2
     # (so it stays in its component).
-    running = deg.astype(np.int64).copy()
+    running = deg.astype(np.int64)  # a copy: deg still says who was a leaf
     ties = rng.random(n)
     heap = [(released[h] - running[h], ties[h], h) for h in leaves_of]
     heapq.heapify(heap)

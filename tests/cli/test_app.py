@@ -32,13 +32,16 @@ def test_help_lists_commands_without_importing_torch():
 def test_a_missing_input_file_is_answered_before_torch_is_imported(tmp_path):
     # The readers would say the same after the generators' imports (2 s for synth); the commands check first.
     missing = tmp_path / "nope.csv"
+    graph = tmp_path / "g.csv"
+    graph.write_text("0,1\n1,2\n")
     commands = [
-        ["synth", str(missing), "--nodes", "5", "--epsilon", "1", "--out", str(tmp_path / "r")],
-        ["train", str(missing), "--epsilon", "1", "--out", str(tmp_path / "m")],
-        ["embed", str(missing), "--epsilon", "1", "--out", str(tmp_path / "e")],
-        ["synth", str(missing), "--epsilon", "1", "--features", str(tmp_path / "f.csv"), "--out", str(tmp_path / "r")],
+        (["synth", str(missing), "--nodes", "5", "--epsilon", "1", "--out", str(tmp_path / "r")], f"{missing}"),
+        (["train", str(missing), "--epsilon", "1", "--out", str(tmp_path / "m")], f"{missing}"),
+        (["embed", str(missing), "--epsilon", "1", "--out", str(tmp_path / "e")], f"{missing}"),
+        (["synth", str(graph), "--nodes", "3", "--epsilon", "1", "--features", str(missing), "--out",
+          str(tmp_path / "r")], f"{missing}: no such file (features)"),
     ]
-    for argv in commands:
+    for argv, message in commands:
         code = (
             "import sys; from cli.common import run_cli; from cli.app import app; "
             f"rc = run_cli(app, {argv!r}); assert rc == 2, rc; "
@@ -46,5 +49,6 @@ def test_a_missing_input_file_is_answered_before_torch_is_imported(tmp_path):
         )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, (argv, done.stderr)
-        assert f"{missing}: no such file" in done.stderr and "Traceback" not in done.stderr
+        assert f"{missing}: no such file" in done.stderr and message in done.stderr
+        assert "Traceback" not in done.stderr
         assert not (tmp_path / "r").exists()
