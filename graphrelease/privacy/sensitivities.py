@@ -29,6 +29,7 @@ DECLARED_SENSITIVITY: dict[tuple[str, str], float] = {
     ("edge", "dp_bter.cumulative_degrees"): 2.0,
     ("edge", "dp_bter.block_counts"): 1.0,
     ("edge", "dp_bter.edge_count"): 1.0,
+    ("edge", "dp_bter.edge_count_second"): 1.0,  # the same count released again
     ("edge", "dp_bter.components"): 1.0,
     ("edge", "dp_bter.clustering_sum"): 1.0 + 2.0,  # per-edge cap C = 1: C + 2
     ("edge", "dp_bter.clustering_sum_second"): 1.0 + 2.0,  # the same sum released again

@@ -26,6 +26,8 @@ from graphrelease.generators.affinity import (
 from graphrelease.generators.bter import (
     DEFAULT_FRACTIONS,
     DPBTER,
+    EDGE_COUNT_RELATIVE_SCALE,
+    EDGE_COUNT_SPARE,
     SPARE_FOR_CLUSTERING_SUM,
     SWEEP_SHIFT,
     FittedBTER,
@@ -33,6 +35,8 @@ from graphrelease.generators.bter import (
     order_blocks,
 )
 from graphrelease.generators.classical_common import pair_keys
+from graphrelease.generators.dp_partition import ORDERING_MARGIN
+from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from tests.generators.classical_helpers import check_budget_spent_exactly, degree_kl, load_npz_graph, small_subgraph
 
@@ -108,13 +112,16 @@ def test_with_one_block_the_clustering_sum_takes_back_what_its_size_needs(cora):
         assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
         by_stage = {e.stage: e.params["epsilon"] for e in budget.ledger}
         second = by_stage["dp_bter.clustering_sum_second"]
-        assert 0 < second <= SPARE_FOR_CLUSTERING_SUM * DEFAULT_FRACTIONS["partition"] + 1e-12
+        # This graph's edge count (1,159) is released twice too; every later share paid for it in proportion.
+        later = 1.0 - DEFAULT_FRACTIONS["edge_count"]
+        paid = (later - by_stage.get("dp_bter.edge_count_second", 0.0)) / later
+        assert 0 < second <= SPARE_FOR_CLUSTERING_SUM * DEFAULT_FRACTIONS["partition"] * paid + 1e-12
         assert by_stage["dp_bter.triangles_scale"] + by_stage["dp_bter.triangles"] + second == pytest.approx(
-            one_block_triangles)
+            one_block_triangles * paid)
         assert fitted.config["shares_spent"]["clustering_sum"] == pytest.approx(
-            DEFAULT_FRACTIONS["clustering_sum"] + second)
+            DEFAULT_FRACTIONS["clustering_sum"] * paid + second)
         assert fitted.config["clustering_sum_scale"] == pytest.approx(
-            3.0 / np.hypot(DEFAULT_FRACTIONS["clustering_sum"], second))
+            3.0 / np.hypot(DEFAULT_FRACTIONS["clustering_sum"] * paid, second))
         assert fitted.sample(1, rng=np.random.default_rng(seed))[0].num_edges > 0
 
 
@@ -137,6 +144,53 @@ def test_the_clustering_sum_takes_no_spare_outside_the_sweeps_single_block(cora)
         check_budget_spent_exactly(budget, 0.5)
         assert fitted.config["partition"] == "single_block"
         assert fitted.config["shares_spent"]["triangles"] >= 0.5 * given["partition"] - 1e-12
+
+
+def test_a_small_graphs_edge_count_is_released_again_where_the_first_is_too_noisy(cora):
+    """Issue 15 asks for the edge count within 2%. At 0.04 of epsilon 1 the count's Laplace scale is 25 edges, so on
+    a graph of about a thousand edges nearly half the releases missed it. A second release tops the count up (at most
+    EDGE_COUNT_SPARE of epsilon, taken from every later share in proportion); the fit still spends exactly epsilon,
+    and a share set given explicitly is spent as given (the same seeds without the second release)."""
+    from graphrelease.privacy.sensitivities import entry_problems
+
+    g = small_subgraph(cora, 600)  # 1,159 edges: needs 1 / (0.005 x 1,159) = 0.17, held to the spare
+    topped, plain = [], []
+    for seed in range(16):
+        budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        fitted = DPBTER(seed=seed).fit(g, budget)
+        check_budget_spent_exactly(budget, 1.0)
+        assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
+        stages = [e.stage for e in budget.ledger]
+        assert stages[:2] == ["dp_bter.edge_count", "dp_bter.edge_count_second"]
+        extra = budget.ledger.entries[1].params["epsilon"]
+        assert 0.0 < extra <= EDGE_COUNT_SPARE + 1e-12
+        assert fitted.config["shares_spent"]["edge_count"] == pytest.approx(DEFAULT_FRACTIONS["edge_count"] + extra)
+        topped.append(abs(fitted.arrays["block_counts"].sum() / g.num_edges - 1.0))
+        given = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+        as_given = DPBTER(seed=seed, fractions=dict(DEFAULT_FRACTIONS)).fit(g, given)
+        assert "dp_bter.edge_count_second" not in [e.stage for e in given.ledger]
+        plain.append(abs(as_given.arrays["block_counts"].sum() / g.num_edges - 1.0))
+    # Measured (20 seeds): mean |RE| 0.020 -> 0.008, share above 0.02 0.45 -> 0.05.
+    assert np.mean(topped) < 0.6 * np.mean(plain), (np.mean(topped), np.mean(plain))
+    assert np.mean(np.array(topped) > 0.02) <= 0.2
+    # The later shares follow the first release in either partition mode, so the certificate is the pure-DP filter
+    # bound (the full epsilon), never the composition of the branch taken.
+    from graphrelease.privacy.accountants import ADAPTIVE_FILTER_NOTE, analyse
+
+    # That holds on the branch without a second release too (all of Cora; review: its own composition read 0.991).
+    for graph, second in ((g, True), (cora, False)):
+        candidates = Budget(epsilon=1.0, delta=1e-5, adjacency="edge")
+        DPBTER(seed=0, partition="candidates").fit(graph, candidates)
+        assert ("dp_bter.edge_count_second" in [e.stage for e in candidates.ledger]) == second
+        assert all(e.params.get("adaptive_share") for e in candidates.ledger.entries[1:])
+        for accountant in ("pld", "rdp"):
+            res = analyse(candidates.ledger, 1e-5, accountant)
+            assert res.method == ADAPTIVE_FILTER_NOTE and res.epsilon == pytest.approx(1.0, rel=1e-9)
+    # All of Cora (5,278 edges) needs 1 / (0.005 x 5,278) = 0.038 < 0.04: released once.
+    budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
+    DPBTER(seed=0).fit(cora, budget)
+    assert 1.0 / (EDGE_COUNT_RELATIVE_SCALE * cora.num_edges) < DEFAULT_FRACTIONS["edge_count"]
+    assert "dp_bter.edge_count_second" not in [e.stage for e in budget.ledger]
 
 
 def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
@@ -673,6 +727,30 @@ def test_one_block_release_tells_the_owner_and_the_epsilon_it_names_runs_the_par
     assert above.config["partition"] == "degree_ordered_sweeps" and above.release_notes() == []
     below = DPBTER().fit(cora, Budget(epsilon=0.9 * needed, delta=1e-6, adjacency="edge"))
     assert below.config["partition"] == "single_block"  # the note names no epsilon too high either
+
+
+def test_the_epsilon_the_note_names_runs_the_partition_where_the_edge_count_is_released_twice():
+    """A 200-node graph of 1,613 edges (mean degree 16) has one block at epsilon 1, and at the epsilon from which the
+    sweeps run its edge count still takes a second release, which every later share pays for: the note names the
+    epsilon at which the paid-for partition share suffices (the rule without that payment named 1.3, where the
+    sweeps ran in none of 20 fits; review)."""
+    import re
+
+    rng = np.random.default_rng(7)
+    n = 200
+    pairs = np.stack(np.triu_indices(n, 1), axis=1)
+    g, _ = Graph.from_edges(n, pairs[rng.random(len(pairs)) < 1613 / len(pairs)], name="er200")
+    fitted = DPBTER(seed=0).fit(g, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
+    assert fitted.config["partition"] == "single_block"
+    (note,) = fitted.release_notes()
+    needed = float(re.search(r"partition runs from epsilon ([0-9.]+)", note).group(1))
+    unpaid = 3 * ORDERING_MARGIN / (DEFAULT_FRACTIONS["partition"] * fitted.config["released_mean_degree"])
+    assert needed > unpaid
+    for seed in range(6):
+        above = DPBTER(seed=seed).fit(g, Budget(epsilon=1.05 * needed, delta=1e-6, adjacency="edge"))
+        assert above.config["partition"] == "degree_ordered_sweeps", seed
+        below = DPBTER(seed=seed).fit(g, Budget(epsilon=0.9 * needed, delta=1e-6, adjacency="edge"))
+        assert below.config["partition"] == "single_block", seed
 
 
 def test_closures_that_overshoot_the_triangles_flatten_the_groups_on_a_graph_of_cliques():
