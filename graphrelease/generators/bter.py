@@ -203,6 +203,8 @@ def edge_count_top_up(epsilon_first: float, released_count: float, epsilon: floa
     if wanted <= epsilon_first:
         return 0.0
     return float(min(np.sqrt(wanted ** 2 - epsilon_first ** 2), EDGE_COUNT_SPARE * float(epsilon)))
+
+
 #: The sampler stops correcting the group densities once its triangle count is this close to the released one. The
 #: count is flat in the density where hubs' block edges hold most triangles (Chameleon: 1.05x the target at density
 #: 0.90, 0.97x at 0.82) while the average clustering goes as density^3 (0.90 -> +21%, 0.82 -> +3%): a 5% tolerance
@@ -369,16 +371,22 @@ class FittedBTER(ReleasedParams):
         needed = down / float(fractions["partition"])
         if self.config.get("edge_count_top_up") and math.isfinite(needed):
             # At that epsilon a small graph's edge count may take its second release, which every later share pays
-            # for: the smallest epsilon whose partition share still reaches it (a fixed point; the second release
-            # shrinks, or grows by at most EDGE_COUNT_SPARE, as epsilon grows). Without this the note named an
-            # epsilon at which the sweeps still did not run (review: 1.3 on a 200-node graph, 0 of 20 fits).
+            # for: the smallest epsilon E whose paid partition share still reaches it, the root of the increasing
+            # h(E) = E - needed - x(E) / (1 - first), x the second release's epsilon at E. Without the payment the
+            # note named an epsilon at which the sweeps did not run (review: 1.3 on a 200-node graph, 0 of 20
+            # fits). Bisection, since x falls steeply where it reaches 0 and a fixed-point iteration cycled there
+            # (second review: 491 nodes).
             first, count = float(fractions["edge_count"]), mean_degree * self.num_nodes / 2.0
-            for _ in range(200):
-                extra = edge_count_top_up(first * needed, count, needed)
-                nxt = (down / float(fractions["partition"]) * (1.0 - first) + extra) / (1.0 - first)
-                if abs(nxt - needed) <= 1e-9 * max(needed, 1.0):
-                    break
-                needed = nxt
+
+            def short(e: float) -> float:
+                return e - needed - edge_count_top_up(first * e, count, e) / (1.0 - first)
+
+            lo, hi = needed, needed / (1.0 - EDGE_COUNT_SPARE / (1.0 - first))  # x <= EDGE_COUNT_SPARE * E
+            if short(lo) < 0.0:
+                for _ in range(64):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (mid, hi) if short(mid) < 0.0 else (lo, mid)
+                needed = hi
         note = (f"one block: the released mean degree ({mean_degree:.1f}) is too low for the DP partition at this "
                 "epsilon, so the release is fitted to the released degrees, triangle count and clustering but not "
                 "to the input's communities")
