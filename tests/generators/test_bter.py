@@ -30,6 +30,7 @@ from graphrelease.generators.bter import (
     EDGE_COUNT_SPARE,
     SPARE_FOR_CLUSTERING_SUM,
     SWEEP_SHIFT,
+    SWEEP_SPARE_FOR_CLUSTERING_SUM,
     FittedBTER,
     degree_classes,
     edge_count_top_up,
@@ -126,11 +127,35 @@ def test_with_one_block_the_clustering_sum_takes_back_what_its_size_needs(cora):
         assert fitted.sample(1, rng=np.random.default_rng(seed))[0].num_edges > 0
 
 
-def test_the_clustering_sum_takes_no_spare_outside_the_sweeps_single_block(cora):
-    """The spare is the partition's share, which only the sweeps' single-block branch hands to the triangle count: the
-    candidate selection spends it even when it picks one block, so there the sum is released once (a review found the
-    first version taking it from a 0.13 triangle share: a negative epsilon). A share set given explicitly keeps the
-    count's share positive (at least half the partition's)."""
+def test_with_sweeps_the_clustering_sum_tops_up_from_the_triangle_count(data_dir):
+    """A 1,000-node BFS piece of Slashdot at epsilon 4: the sweeps run, and the sum's share after their shift (0.03)
+    leaves it noisy for a sum of a few hundred, so a second release takes up to SWEEP_SPARE_FOR_CLUSTERING_SUM of the
+    triangle count's share (the partition's is spent by then); every fit still spends exactly epsilon."""
+    from graphrelease.privacy.sensitivities import entry_problems
+    from tests.generators.classical_helpers import bfs_ball, load_slashdot
+
+    piece = bfs_ball(load_slashdot(data_dir), 0, 1000, name="slashdot_piece")
+    triangle_share = 4.0 * (DEFAULT_FRACTIONS["triangles"] - SWEEP_SHIFT["triangles"])
+    for seed in range(3):
+        budget = Budget(epsilon=4.0, delta=1e-6, adjacency="edge")
+        fitted = DPBTER(seed=seed).fit(piece, budget)
+        check_budget_spent_exactly(budget, 4.0)
+        assert fitted.config["partition"] == "degree_ordered_sweeps"
+        assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
+        by_stage = {e.stage: e.params["epsilon"] for e in budget.ledger}
+        second = by_stage["dp_bter.clustering_sum_second"]
+        assert 0 < second <= SWEEP_SPARE_FOR_CLUSTERING_SUM * triangle_share + 1e-12
+        assert by_stage["dp_bter.triangles_scale"] + by_stage["dp_bter.triangles"] + second == pytest.approx(
+            triangle_share)
+        first = by_stage["dp_bter.clustering_sum"]
+        assert fitted.config["clustering_sum_scale"] < 3.0 / first  # cap 1 at this size: sensitivity 3
+
+
+def test_the_clustering_sum_takes_no_spare_in_candidates_mode(cora):
+    """With one block the spare is the partition's share, which only the sweeps' single-block branch hands to the
+    triangle count: the candidate selection spends it even when it picks one block, so there the sum is released once
+    (a review found the first version taking it from a 0.13 triangle share: a negative epsilon). A share set given
+    explicitly keeps the count's share positive (at least half the partition's)."""
     g = small_subgraph(cora, 600)
     for seed in range(4):
         budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
