@@ -96,23 +96,29 @@ def test_fit_spends_exactly_and_reads_no_node_data(cora, tmp_path):
     assert again.sample(1, rng=np.random.default_rng(11))[0].structurally_equal(g)
 
 
+def _fit_checked(graph, epsilon: float, seed: int, partition: str):
+    """A seeded default fit that spends exactly ``epsilon`` in verifiable entries, in the expected partition mode;
+    returns it and its epsilon per ledger stage."""
+    from graphrelease.privacy.sensitivities import entry_problems
+
+    budget = Budget(epsilon=epsilon, delta=1e-6, adjacency="edge")
+    fitted = DPBTER(seed=seed).fit(graph, budget)
+    check_budget_spent_exactly(budget, epsilon)
+    assert fitted.config["partition"] == partition
+    assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
+    return fitted, {e.stage: e.params["epsilon"] for e in budget.ledger}
+
+
 def test_with_one_block_the_clustering_sum_takes_back_what_its_size_needs(cora):
     """600 of Cora's nodes (mean degree 3.9: one block at epsilon 1). The capped clustering sum is about 170, so its
     own share (0.05, scale 60) leaves it about 35% off; a second release takes the epsilon that brings it to
     TOPPED_UP_RELATIVE_SCALE from the triangle count (at most SPARE_FOR_CLUSTERING_SUM of the partition's share), and
     every fit still spends exactly epsilon."""
-    from graphrelease.privacy.sensitivities import entry_problems
-
     g = small_subgraph(cora, 600)
     one_block_triangles = (DEFAULT_FRACTIONS["triangles"] + DEFAULT_FRACTIONS["partition"]
                            + min(DEFAULT_FRACTIONS["clustering_sum"], DEFAULT_FRACTIONS["block_counts"] * 2 / 3))
     for seed in (0, 1, 2):
-        budget = Budget(epsilon=1.0, delta=1e-6, adjacency="edge")
-        fitted = DPBTER(seed=seed).fit(g, budget)
-        check_budget_spent_exactly(budget, 1.0)
-        assert fitted.config["partition"] == "single_block"
-        assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
-        by_stage = {e.stage: e.params["epsilon"] for e in budget.ledger}
+        fitted, by_stage = _fit_checked(g, 1.0, seed, "single_block")
         second = by_stage["dp_bter.clustering_sum_second"]
         # This graph's edge count (1,159) is released twice too; every later share paid for it in proportion.
         later = 1.0 - DEFAULT_FRACTIONS["edge_count"]
@@ -131,18 +137,12 @@ def test_with_sweeps_the_clustering_sum_tops_up_from_the_triangle_count(data_dir
     """A 1,000-node BFS piece of Slashdot at epsilon 4: the sweeps run, and the sum's share after their shift (0.03)
     leaves it noisy for a sum of a few hundred, so a second release takes up to SWEEP_SPARE_FOR_CLUSTERING_SUM of the
     triangle count's share (the partition's is spent by then); every fit still spends exactly epsilon."""
-    from graphrelease.privacy.sensitivities import entry_problems
     from tests.generators.classical_helpers import bfs_ball, load_slashdot
 
     piece = bfs_ball(load_slashdot(data_dir), 0, 1000, name="slashdot_piece")
     triangle_share = 4.0 * (DEFAULT_FRACTIONS["triangles"] - SWEEP_SHIFT["triangles"])
     for seed in range(3):
-        budget = Budget(epsilon=4.0, delta=1e-6, adjacency="edge")
-        fitted = DPBTER(seed=seed).fit(piece, budget)
-        check_budget_spent_exactly(budget, 4.0)
-        assert fitted.config["partition"] == "degree_ordered_sweeps"
-        assert all(entry_problems(e, "edge") == [] for e in budget.ledger)
-        by_stage = {e.stage: e.params["epsilon"] for e in budget.ledger}
+        fitted, by_stage = _fit_checked(piece, 4.0, seed, "degree_ordered_sweeps")
         second = by_stage["dp_bter.clustering_sum_second"]
         assert 0 < second <= SWEEP_SPARE_FOR_CLUSTERING_SUM * triangle_share + 1e-12
         assert by_stage["dp_bter.triangles_scale"] + by_stage["dp_bter.triangles"] + second == pytest.approx(
