@@ -88,6 +88,7 @@ from graphrelease.generators.base import GENERATORS, GeneratorFitContext, GraphG
 from graphrelease.generators.classical_common import (
     NODE_COUNT_PUBLIC,
     ReleasedParams,
+    average_releases,
     round_preserving_sum,
     charge_laplace,
     graph_from_keys,
@@ -760,9 +761,7 @@ class DPBTER(GraphGenerator):
                     budget, rng, float(graph.num_edges), epsilon=extra, sensitivity=1.0,
                     stage="dp_bter.edge_count_second", proof=PROOF,
                     note="edge count released again, its epsilon chosen from the first release; L1 sensitivity 1"))
-            first_epsilon = f["edge_count"]
-            noisy_m = (noisy_m * first_epsilon ** 2 + second_m * extra ** 2) / (first_epsilon ** 2 + extra ** 2)
-            m_epsilon = float(np.hypot(first_epsilon, extra))  # the average's Laplace-equivalent epsilon
+            noisy_m, m_epsilon = average_releases(noisy_m, f["edge_count"], second_m, extra)
             later = [key for key in f if key != "edge_count"]
             rest = sum(f[key] for key in later)
             paid = (rest - extra) / rest

@@ -79,6 +79,15 @@ def charge_laplace(budget: "Budget", rng: np.random.Generator, values: np.ndarra
 
 
 # ----------------------------------------------------------------------------------------------- post-processing
+def average_releases(first: float, first_epsilon: float, second: float, second_epsilon: float) -> tuple[float, float]:
+    """Two Laplace releases of one value at one sensitivity, averaged with inverse-variance weights
+    (:math:`\varepsilon_i^2`), and the average's Laplace-equivalent epsilon (the same variance),
+    :math:`\sqrt{\varepsilon_1^2 + \varepsilon_2^2}`. Post-processing; the topped-up releases of ``dp_bter`` share it."""
+    weight_first, weight_second = float(first_epsilon) ** 2, float(second_epsilon) ** 2
+    average = (float(first) * weight_first + float(second) * weight_second) / (weight_first + weight_second)
+    return average, float(np.hypot(first_epsilon, second_epsilon))
+
+
 def nonneg_round(x: np.ndarray) -> np.ndarray:
     return np.maximum(np.rint(np.asarray(x, dtype=np.float64)), 0).astype(np.int64)
 

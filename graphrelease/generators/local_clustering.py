@@ -31,6 +31,7 @@ import numpy as np
 
 from graphrelease.generators.affinity import csr_from_keys
 from graphrelease.generators.classical_common import (
+    average_releases,
     charge_laplace,
     degree_oriented,
     in_sorted,
@@ -198,8 +199,8 @@ def release_clustering_sum_topped_up(graph: Any, budget: Any, rng: np.random.Gen
     second = float(charge_laplace(budget, rng, value, epsilon=second_epsilon, sensitivity=sensitivity,
                                   stage=f"{stage}.clustering_sum_second", proof=PROOF,
                                   note=note + "; second release, its epsilon chosen from the first", cap=cap))
-    combined = (first * epsilon ** 2 + second * second_epsilon ** 2) / (epsilon ** 2 + second_epsilon ** 2)
-    return float(np.clip(combined, 0.0, n)), second_epsilon, sensitivity / float(np.hypot(epsilon, second_epsilon))
+    combined, combined_epsilon = average_releases(first, epsilon, second, second_epsilon)
+    return float(np.clip(combined, 0.0, n)), second_epsilon, sensitivity / combined_epsilon
 
 
 def measure_clustering(n: int, keys: np.ndarray, cap: float = CLUSTERING_CAP) -> tuple[float, float, np.ndarray]:
