@@ -45,8 +45,10 @@ measures the latter); (b) the remaining edges are drawn DC-SBM style with endpoi
 excess degree (released degree minus expected affinity degree); the block-pair counts are the released ones fitted
 by iterative proportional fitting to the blocks' excess volumes, and one reweighted redraw lifts the hubs that
 distinct-pair sampling saturates, and hubs still short of their degree get their missing edges across blocks (edge
-count kept); (c) wedge closures inside blocks (TriCycLe-style, edge count kept; at most half as many as the draw has
-edges) until the draw's capped clustering sum reaches the released one, their triangles counted against the released
+count kept) — where the released degrees are near-uniform (variance at most their mean,
+:data:`EXACT_DEGREE_DISPERSION`), the endpoints come from the nodes' stubs instead (a configuration model per block
+pair) and the closures of (c) are degree-preserving swaps, so a grid or a lattice keeps its degrees; (c) wedge
+closures inside blocks (TriCycLe-style, edge count kept; at most half as many as the draw has edges) until the draw's capped clustering sum reaches the released one, their triangles counted against the released
 triangle count, or, when the draw is more clustered than the released sum, a steeper group density
 (:math:`\rho_g \propto s_g^\beta` on groups inside one block) that moves triangles from small groups to large ones,
 and, when the closures leave the sum short beyond its noise (dense graphs, where a closure adds about
@@ -200,6 +202,16 @@ EDGE_COUNT_RELATIVE_SCALE = 0.005
 #: 1,860 / epsilon edges are held to it: their count stays noisier than EDGE_COUNT_RELATIVE_SCALE). The later stages
 #: give it up in proportion; on small graphs most of them are noise-bound, so it costs them about 5% of accuracy.
 EDGE_COUNT_SPARE = 0.1
+#: Largest variance / mean of the released degrees at which the sampler realises them exactly (phase-2 endpoints from
+#: stubs, wedge closures as degree-preserving swaps). A Chung-Lu draw adds about the mean to every node's degree
+#: variance: next to a heavy tail's (variance / mean 1.5-80 on the report's graphs and the proxies) that is a
+#: smoothing that even helped (it evens out the released sequence's plateau lumps: realised exactly, a 300-node
+#: connectome proxy, variance / mean 1.9, went from degree KL 0.19 to 0.24 at epsilon 1, and degree-preserving
+#: closures could not give a 1,000-node Cora piece's degree-1 and -2 nodes their clustering; 4 seeded fits, structure
+#: log item 27), but on near-uniform degrees it is most of the realised spread: on a 40 x 40 grid (0.02) the degree KL
+#: was 1.4 for a release at 0.02, on a small-world ring lattice (0.04) 0.32 for 0.02. With the gate, 11 such families
+#: at epsilon 1 and 4, 8 seeded fits per cell: reports/regular_degrees.md.
+EXACT_DEGREE_DISPERSION = 1.0
 PARTITION_MODES = ("sweeps", "candidates")
 
 
@@ -333,7 +345,11 @@ class FittedBTER(ReleasedParams):
         # epsilon 4; structure log item 25).
         rest = fit_block_margins(counts, labels, excess, total)
         iu, ju = np.triu_indices(k)
-        outer = sample_block_edges(n, labels, excess, iu, ju, rest, rng, exclude_sorted_keys=inner)
+        # Graphs of near-uniform degrees have their excess realised by stubs (a configuration model per block pair),
+        # not by Chung-Lu endpoints: EXACT_DEGREE_DISPERSION.
+        exact = self._exact_degrees()
+        stubs = _stub_counts(excess, rng) if exact else None
+        outer = sample_block_edges(n, labels, excess, iu, ju, rest, rng, exclude_sorted_keys=inner, stubs=stubs)
         # Distinct-pair sampling saturates hubs (a pair holds one edge however large w_u w_v / 2m is), so hubs end up
         # below their excess degree: reweight by target / realised once and redraw (post-processing).
         # Only shortfalls beyond Poisson noise (2 standard deviations) at nodes expecting >= 10 edges count as
@@ -341,7 +357,7 @@ class FittedBTER(ReleasedParams):
         got = np.bincount(outer // n, minlength=n) + np.bincount(outer % n, minlength=n)
         short = ((excess - got) > 2.0 * np.sqrt(excess + 1.0)) & (excess >= 10.0)
         boost = np.where(short, np.clip(excess / np.maximum(got, 0.5), 1.0, 4.0), 1.0)
-        if short.any():
+        if short.any() and not exact:  # from stubs the weights only steer the fallback draws
             outer = sample_block_edges(n, labels, excess * boost, iu, ju, rest, rng, exclude_sorted_keys=inner)
         keys = sorted_unique(np.concatenate([inner, outer]))
         missing = total - outer.size
@@ -352,7 +368,8 @@ class FittedBTER(ReleasedParams):
             deficit = np.maximum(degrees - got, 0.0)
             if deficit.sum() > 0:
                 extra = sample_block_edges(n, np.zeros(n, dtype=np.int64), deficit, np.array([0]), np.array([0]),
-                                           np.array([missing]), rng, exclude_sorted_keys=keys)
+                                           np.array([missing]), rng, exclude_sorted_keys=keys,
+                                           stubs=_stub_counts(deficit, rng) if exact else None)
                 keys = sorted_unique(np.concatenate([keys, extra]))
         # Hubs that their block pairs could not saturate get their missing edges across blocks (edge count kept).
         keys = repair_hub_degrees(n, keys, degrees, rng, protected=inner)
@@ -361,6 +378,12 @@ class FittedBTER(ReleasedParams):
         # been steered to (1,000-node pieces of Cora at epsilon 4; structure log item 16).
         keys = merge_components(n, keys, self._component_target(), degrees, rng, protected=inner)
         return keys, inner
+
+    def _exact_degrees(self) -> bool:
+        """Whether the released degrees are realised exactly (stubs, degree-preserving closures): their variance
+        is at most :data:`EXACT_DEGREE_DISPERSION` times their mean (post-processing of released values)."""
+        d = np.maximum(self.arrays["degrees"].astype(np.float64), 0.0)
+        return bool(d.size and d.mean() > 0 and d.var() <= EXACT_DEGREE_DISPERSION * d.mean())
 
     def _component_target(self) -> float:
         """Components the draws keep: the released count soft-thresholded by its noise scale (post-processing)."""
@@ -478,7 +501,7 @@ class FittedBTER(ReleasedParams):
                 # count carried over overshot where the next draw started nearer the sum; structure log item 17).
                 keys, got, s_got, closures = raise_clustering(n, keys, degrees, float(csum), rng, gain=closure_gain,
                                                               labels=labels if k > 1 else None, measured=measured,
-                                                              cap=ccap)
+                                                              cap=ccap, preserve_degrees=self._exact_degrees())
                 before_closing = measured.get("triangles_before", got)
                 closure_gain = measured["gain"] or closure_gain
             elif closing:
@@ -645,6 +668,12 @@ class FittedBTER(ReleasedParams):
         # The pieces left apart for the component count are then pairs, not isolated nodes released with degree 1.
         keys = pair_stranded_nodes(n, keys, degrees, rng)
         return graph_from_keys(n, keys, name=f"{self.kind}_synthetic")
+
+
+def _stub_counts(expected: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Integer stubs per node with the given expectations (random rounding)."""
+    low = np.floor(np.maximum(expected, 0.0))
+    return (low + (rng.random(low.size) < np.maximum(expected, 0.0) - low)).astype(np.int64)
 
 
 def _slack(released: float, share: float, scales: float, noise_scale: float) -> float:

@@ -224,15 +224,37 @@ def _weighted_draw(cum: np.ndarray, starts: np.ndarray, totals: np.ndarray, bloc
     return order[np.minimum(pos, order.size - 1)]
 
 
+def _stub_draw(left: np.ndarray, block_of: np.ndarray, blocks: np.ndarray, num_blocks: int,
+               rng: np.random.Generator) -> np.ndarray:
+    """One node per entry of ``blocks``, drawn inside its block without replacement from the remaining stubs
+    (``left[i]`` copies of node ``i``); -1 where the block's stubs run out."""
+    nodes = np.repeat(np.arange(left.size), left)
+    pool = nodes[np.lexsort((rng.random(nodes.size), block_of[nodes]))]
+    pool_start = np.concatenate([[0], np.cumsum(np.bincount(block_of[nodes], minlength=num_blocks))])
+    asks = np.lexsort((rng.random(blocks.size), blocks))
+    asked = blocks[asks]
+    rank = np.arange(asked.size) - np.searchsorted(asked, asked, side="left")
+    out = np.full(blocks.size, -1, dtype=np.int64)
+    ok = rank < pool_start[asked + 1] - pool_start[asked]
+    out[asks[ok]] = pool[pool_start[asked[ok]] + rank[ok]]
+    return out
+
+
 def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r: np.ndarray, pair_s: np.ndarray,
                        counts: np.ndarray, rng: np.random.Generator, *, max_rounds: int = 40,
-                       exclude_sorted_keys: np.ndarray | None = None) -> np.ndarray:
+                       exclude_sorted_keys: np.ndarray | None = None, stubs: np.ndarray | None = None
+                       ) -> np.ndarray:
     """Sparse (degree-corrected) block-model sampling with exact edge counts per block pair.
 
     For every block pair ``(r, s)`` (``r <= s``) place ``counts`` distinct edges whose endpoints are drawn from block
     ``r`` and block ``s`` with probability proportional to ``weights`` (uniform weights = plain SBM, one block =
     Chung-Lu with a fixed edge count). Loops and repeats are redrawn; a block pair whose capacity (or whose weight
     concentration) makes the count unreachable after ``max_rounds`` keeps what it has. Returns sorted pair keys.
+
+    With ``stubs`` (an integer per node) the endpoints are drawn without replacement from the nodes' remaining stubs
+    instead (a configuration model per block pair), so a node gets about its stub count rather than a Poisson draw
+    around it; loops and repeats give their stubs back for the next round, and a block whose stubs run out falls
+    back to ``weights``.
     """
     block_of = np.asarray(block_of, dtype=np.int64)
     w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
@@ -263,16 +285,27 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
     excl = np.zeros(0, dtype=np.int64) if exclude_sorted_keys is None else exclude_sorted_keys
     have = np.zeros(target.size, dtype=np.int64)
     keys = np.zeros(0, dtype=np.int64)
+    left = None if stubs is None else np.maximum(np.asarray(stubs, dtype=np.int64), 0)
+    stalled = 0
     for _ in range(max_rounds):
         deficit = target - have
         if not (deficit > 0).any():
             break
         idx = np.nonzero(deficit > 0)[0]
-        # Oversample a little: repeats and loops get dropped.
-        draws = np.ceil(deficit[idx] * 1.15 + 2).astype(np.int64)
+        from_stubs = left is not None and bool(left.any())
+        # Oversample a little: repeats and loops get dropped (not from stubs: every extra draw would take a stub).
+        draws = deficit[idx] if from_stubs else np.ceil(deficit[idx] * 1.15 + 2).astype(np.int64)
         which = np.repeat(idx, draws)
-        a = _weighted_draw(cum, starts, totals, r[which], rng, order)
-        b = _weighted_draw(cum, starts, totals, s[which], rng, order)
+        if from_stubs:
+            wanted_blocks = np.concatenate([r[which], s[which]])
+            ends = _stub_draw(left, block_of, wanted_blocks, num_blocks, rng)
+            out = ends < 0
+            if out.any():
+                ends[out] = _weighted_draw(cum, starts, totals, wanted_blocks[out], rng, order)
+            a, b = ends[:which.size], ends[which.size:]
+        else:
+            a = _weighted_draw(cum, starts, totals, r[which], rng, order)
+            b = _weighted_draw(cum, starts, totals, s[which], rng, order)
         ok = a != b
         a, b, which = a[ok], b[ok], which[ok]
         k = pair_keys(np.stack([a, b], axis=1), n)
@@ -289,6 +322,13 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
         take = rank < deficit[which]
         k, which = k[take], which[take]
         have += np.bincount(which, minlength=target.size)
+        stalled = stalled + 1 if from_stubs and k.size == 0 else 0
+        if stalled >= 3:
+            # The stubs left cannot pair (one node's, or nodes already joined): the rest is drawn by weight, so the
+            # count is still met (a 3,000-node 4-regular pairing spun to max_rounds one edge short).
+            left = None
+        if left is not None:
+            left = np.maximum(left - np.bincount(k // n, minlength=n) - np.bincount(k % n, minlength=n), 0)
         keys = np.sort(np.concatenate([keys, k]))
     short = np.nonzero((target > have) & (cap[keep] <= _ENUMERATE_PAIRS_UP_TO))[0]
     if short.size:

@@ -18,7 +18,8 @@ meets the triangle count and misses the average clustering by 65%.
   edge count is kept. A uniform apex is mostly a low-degree node, and its neighbours are mostly hubs (the friendship
   paradox), so the new triangles give low-degree nodes clustering with hubs — what BTER's groups do not. The same
   paradox moves edges to the hubs, so :func:`raise_clustering` closes at most :data:`MAX_CLOSURES_PER_EDGE` per edge
-  of the draw.
+  of the draw. With ``preserve_degrees`` a closure is a double edge swap instead (:func:`closing_swaps`): every
+  degree is kept, for graphs whose degrees the sampler realises exactly.
 
 Everything but the two releases reads a synthetic graph only (post-processing).
 """
@@ -215,14 +216,16 @@ def measure_clustering(n: int, keys: np.ndarray, cap: float = CLUSTERING_CAP) ->
 
 
 def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng: np.random.Generator,
-                 in_triangle: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+                 in_triangle: np.ndarray, labels: np.ndarray | None = None, preserve_degrees: bool = False
+                 ) -> np.ndarray:
     """``count`` wedge closures (module docstring) on the sorted pair ``keys``; returns sorted keys, edge count kept.
 
     Deleted edges are in no triangle (``in_triangle``: sorted keys of those that are, from
     :func:`measure_clustering`) and join two nodes of degree >= 2 (no node is cut off); those whose endpoints both hold
     more than their released ``degrees`` go first (the closures raised them), then the rest, at random. With
     ``labels`` (released blocks) only wedges whose two ends share a block are closed: a closure across blocks would
-    add an edge the block-pair counts did not release and blur the communities.
+    add an edge the block-pair counts did not release and blur the communities. With ``preserve_degrees`` the
+    closures are :func:`closing_swaps` (every degree kept, ``degrees`` unused; fewer may succeed).
     """
     keys = np.asarray(keys, dtype=np.int64)
     e = keys_to_edges(keys, n)
@@ -242,7 +245,9 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
     u, w = nbr[start[v] + i], nbr[start[v] + j]
     if labels is not None:
         same = labels[u] == labels[w]
-        u, w = u[same][:int(count)], w[same][:int(count)]
+        u, v, w = u[same][:int(count)], v[same][:int(count)], w[same][:int(count)]
+    if preserve_degrees:
+        return closing_swaps(n, keys, u, v, w, in_triangle, rng)
     added = sorted_unique(pair_keys(np.stack([u, w], axis=1), n))
     added = added[~in_sorted(added, keys)]
     if added.size == 0:
@@ -261,10 +266,93 @@ def close_wedges(n: int, keys: np.ndarray, count: int, degrees: np.ndarray, rng:
     return sorted_unique(np.concatenate([keys[keep], added]))
 
 
+def closing_swaps(n: int, keys: np.ndarray, u: np.ndarray, apex: np.ndarray, w: np.ndarray,
+                  in_triangle: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Degree-preserving wedge closures on the sorted pair ``keys``: the wedge ``u - apex - w`` is closed by the
+    double edge swap ``u-x, w-y -> u-w, x-y``, with ``u-x`` and ``w-y`` random edges in no triangle (``in_triangle``)
+    other than the wedge edges of the batch. Every degree and the edge count are kept; the closure gains its wedge's
+    triangles (and any ``x-y`` closes) and loses none. Wedges whose ends have no such edge (a degree-1 end), whose
+    swap would repeat an edge, or that need an edge or pair an earlier swap of the batch took (random order) are
+    skipped. With released blocks, ``x-y`` may join two blocks (as the edge :func:`close_wedges` deletes may).
+    Returns sorted keys.
+
+    Why: :func:`close_wedges` pays for a closure with an edge anywhere, so each closure raises two degrees and lowers
+    two others; on a 40 x 40 grid or a small-world ring lattice, whose degrees the sampler realises exactly, that
+    spread alone put the degree KL at 0.3-1.4 (``reports/regular_degrees.md``).
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    e = keys_to_edges(keys, n)
+    free = np.nonzero(~in_sorted(keys, in_triangle))[0]
+    # Each free edge listed under both endpoints, grouped by node (random order inside a node: the pick below is
+    # then a random free edge).
+    end = np.concatenate([e[free, 0], e[free, 1]])
+    other = np.concatenate([e[free, 1], e[free, 0]])
+    edge_id = np.concatenate([free, free])
+    order = np.lexsort((rng.random(end.size), end))
+    other, edge_id = other[order], edge_id[order]
+    count = np.bincount(end, minlength=n)
+    start = np.concatenate([[0], np.cumsum(count)])[:-1]
+    wanted = pair_keys(np.stack([u, w], axis=1), n)
+    _, first = np.unique(wanted, return_index=True)
+    first = rng.permutation(first[~in_sorted(wanted[first], keys)])
+    u, apex, w, wanted = u[first], apex[first], w[first], wanted[first]
+    able = (count[u] > 0) & (count[w] > 0)
+    u, apex, w, wanted = u[able], apex[able], w[able], wanted[able]
+    at_u = start[u] + rng.integers(np.maximum(count[u], 1))
+    at_w = start[w] + rng.integers(np.maximum(count[w], 1))
+    x, y, cut_u, cut_w = other[at_u], other[at_w], edge_id[at_u], edge_id[at_w]
+    joined = pair_keys(np.stack([x, y], axis=1), n)
+    ok = ((x != y) & (x != w) & (y != u) & (x != apex) & (y != apex) & (cut_u != cut_w)
+          & ~in_sorted(joined, keys))
+    # No swap may delete a wedge edge of another (its closure would then close nothing: on a grid about half the
+    # batch's closures lost a wedge edge so).
+    wedge_edges = np.concatenate([np.searchsorted(keys, pair_keys(np.stack([u, apex], axis=1), n)),
+                                  np.searchsorted(keys, pair_keys(np.stack([w, apex], axis=1), n))])
+    protected = wedge_edges[np.concatenate([ok, ok])]
+    ok &= ~np.isin(cut_u, protected) & ~np.isin(cut_w, protected)
+    wanted, joined, cut_u, cut_w = wanted[ok], joined[ok], cut_u[ok], cut_w[ok]
+    kept = _first_claims([np.stack([cut_u, cut_w], axis=1), np.stack([wanted, joined], axis=1)])
+    drop = np.zeros(keys.size, dtype=bool)
+    drop[cut_u[kept]] = True
+    drop[cut_w[kept]] = True
+    return sorted_unique(np.concatenate([keys[~drop], wanted[kept], joined[kept]]))
+
+
+def _first_claims(claims: list[np.ndarray], rounds: int = 16) -> np.ndarray:
+    """Which rows (swaps, in priority order) the greedy pass keeps: a row is kept if none of its resources (each
+    array in ``claims`` is one namespace, a row's entries its claims there, never repeated within a row) was taken
+    by a kept row before it. Vectorised in rounds: every active row that is the lowest claimant of all its resources
+    is kept, then rows claiming what was kept drop out; the lowest active row always wins, and the kept set is the
+    sequential one (rows still active after ``rounds`` rounds are dropped)."""
+    rows = claims[0].shape[0]
+    active = np.ones(rows, dtype=bool)
+    kept = np.zeros(rows, dtype=bool)
+    for _ in range(rounds):
+        if not active.any():
+            break
+        winner = active.copy()
+        for table in claims:
+            owner = np.repeat(np.arange(rows), table.shape[1])
+            flat = table.ravel()
+            live = active[owner]
+            values, inverse = np.unique(flat[live], return_inverse=True)
+            lowest = np.full(values.size, rows, dtype=np.int64)
+            np.minimum.at(lowest, inverse, owner[live])
+            lost = np.zeros(rows, dtype=bool)
+            lost[owner[live][lowest[inverse] != owner[live]]] = True
+            winner &= ~lost
+        kept |= winner
+        active &= ~winner
+        for table in claims:
+            taken = np.unique(table[winner].ravel())
+            active &= ~np.isin(table, taken).any(axis=1)
+    return kept
+
+
 def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: float, rng: np.random.Generator, *,
                      gain: float = 0.0, batches: int = 3, tolerance: float = 0.03,
-                     cap: float = CLUSTERING_CAP, labels: np.ndarray | None = None, measured: dict | None = None
-                     ) -> tuple[np.ndarray, float, float, int]:
+                     cap: float = CLUSTERING_CAP, labels: np.ndarray | None = None, measured: dict | None = None,
+                     preserve_degrees: bool = False) -> tuple[np.ndarray, float, float, int]:
     r"""Wedge closures on ``keys`` until :math:`S_C` reaches ``target`` (a released value), at most ``batches``
     batches. Returns ``(keys, triangles, S_C, closures)``, measured on the returned graph.
 
@@ -274,7 +362,8 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
     ``gain`` given, one batch after it (every batch costs a triangle listing). All batches together close at most
     :data:`MAX_CLOSURES_PER_EDGE` times the edge count. ``measured``, when given, receives ``triangles_before`` (the
     count before any closure: the sampler asks whether the closures pushed it over the released one) and ``gain``
-    (the sum's rise per closure here, 0 without closures). Post-processing.
+    (the sum's rise per closure here, 0 without closures). ``preserve_degrees`` closes by :func:`closing_swaps`.
+    Post-processing.
     """
     keys = np.asarray(keys, dtype=np.int64)
     tri, s, in_tri = measure_clustering(n, keys, cap)
@@ -307,7 +396,7 @@ def raise_clustering(n: int, keys: np.ndarray, degrees: np.ndarray, target: floa
         k = min(k, most - done)
         if k <= 0:
             break
-        keys = close_wedges(n, keys, k, degrees, rng, in_tri, labels)
+        keys = close_wedges(n, keys, k, degrees, rng, in_tri, labels, preserve_degrees)
         done += k
         tri, s, in_tri = measure_clustering(n, keys, cap)
     if measured is not None and done > 0:

@@ -1,0 +1,113 @@
+"""Near-uniform degrees: the splice of a run of large cumulative counts above degree 2, stub sampling and
+degree-preserving closures (``dp_bter.EXACT_DEGREE_DISPERSION``; reports/regular_degrees.md)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import graphrelease.generators.bter as bter
+from graphrelease.audit.compare import degree_histogram_kl
+from graphrelease.generators.bter import DPBTER
+from graphrelease.generators.classical_common import pair_keys, sample_block_edges
+from graphrelease.generators.degree_postprocess import splice_low_degrees
+from graphrelease.generators.dp_stats import cumulative_degree_counts
+from graphrelease.generators.local_clustering import close_wedges, measure_clustering
+from graphrelease.graph import Graph
+from graphrelease.privacy.budget import Budget
+from tests.generators.classical_helpers import load_npz_graph
+
+
+def _permuted(nx_graph: nx.Graph, seed: int = 7) -> Graph:
+    g = nx.convert_node_labels_to_integers(nx_graph)
+    n = g.number_of_nodes()
+    perm = np.random.default_rng(seed).permutation(n)
+    graph, _ = Graph.from_edges(n, np.array([(perm[u], perm[v]) for u, v in g.edges()], dtype=np.int64))
+    return graph
+
+
+@pytest.fixture(scope="module")
+def grid():
+    """A 40 x 40 grid: degrees 2 (4 nodes), 3 (152) and 4 (1,444), no triangles (a road network's shape)."""
+    return _permuted(nx.grid_2d_graph(40, 40))
+
+
+def _degrees(n: int, keys: np.ndarray) -> np.ndarray:
+    return np.bincount(np.concatenate([keys // n, keys % n]), minlength=n)
+
+
+def test_a_run_holding_most_nodes_above_degree_two_is_spliced_and_a_small_one_is_not(grid):
+    deg = grid.degrees()
+    n = deg.size
+    scale = 2.0 / 0.05  # the cumulative counts' Laplace scale at 0.05 of epsilon 1
+    noisy = cumulative_degree_counts(deg) + np.random.default_rng(0).laplace(0.0, scale, 64)
+    # The sorted sequence's isotonic fit of one long plateau bends at its ends (a third of the grid's nodes were
+    # released with degree 0 at epsilon 1); stood in for here by a ramp around the true values.
+    bent = np.sort(deg + np.linspace(-4.0, 4.0, n))
+    spliced = splice_low_degrees(bent, noisy, scale)
+    assert np.mean(spliced == 4) > 0.85 and np.mean(spliced <= 1) < 0.02
+    # Poisson degrees of mean 10 (an Erdos-Renyi graph): a run of large counts holds most nodes, but no degree holds
+    # 30% of them and a large count lies below it, so the sorted sequence is kept (the counts did worse there).
+    poisson = np.sort(np.random.default_rng(1).poisson(10.0, 3000)).astype(float)
+    noisy_poisson = cumulative_degree_counts(poisson) + np.random.default_rng(2).laplace(0.0, scale / 4.0, 64)
+    assert np.array_equal(splice_low_degrees(poisson, noisy_poisson, scale / 4.0), poisson)
+
+
+def test_stubs_give_every_node_its_count_where_chung_lu_endpoints_give_a_poisson_spread():
+    n, k = 1600, 4
+    rng = np.random.default_rng(3)
+    blocks = rng.integers(k, size=n)
+    stubs = np.full(n, 4)
+    volume = np.bincount(blocks, weights=stubs, minlength=k)
+    iu, ju = np.triu_indices(k)
+    # Block-pair counts that the stubs can fill: each block's volume spread over the pairs in proportion.
+    counts = np.rint(np.where(iu == ju, 0.5, 1.0) * np.outer(volume, volume)[iu, ju] / volume.sum()).astype(np.int64)
+    with_stubs = sample_block_edges(n, blocks, stubs.astype(float), iu, ju, counts, rng, stubs=stubs)
+    chung_lu = sample_block_edges(n, blocks, stubs.astype(float), iu, ju, counts, rng)
+    assert with_stubs.size == chung_lu.size == counts.sum()  # both keep every block pair's count
+    exact_share = np.mean(_degrees(n, with_stubs) == 4)
+    assert exact_share > 0.95 and np.mean(_degrees(n, chung_lu) == 4) < 0.3, exact_share
+
+
+def test_closing_swaps_keep_every_degree_and_raise_the_triangles(data_dir):
+    cora = load_npz_graph(data_dir, "cora")
+    n = cora.num_nodes
+    rng = np.random.default_rng(3)
+    # A configuration pairing on Cora's degrees: almost no triangles.
+    stubs = rng.permutation(np.repeat(np.arange(n), cora.degrees()))
+    keys = np.unique(pair_keys(stubs[: stubs.size // 2 * 2].reshape(-1, 2), n))
+    keys = keys[keys // n != keys % n]
+    tri0, s0, in_tri = measure_clustering(n, keys)
+    closed = close_wedges(n, keys, 400, cora.degrees().astype(float), rng, in_tri, preserve_degrees=True)
+    assert closed.size == keys.size and np.array_equal(_degrees(n, closed), _degrees(n, keys))
+    tri1, s1, _ = measure_clustering(n, closed)
+    assert tri1 > tri0 + 100 and s1 > s0 + 50, (tri0, tri1, s0, s1)
+
+
+@pytest.mark.parametrize("epsilon,bound", [(1.0, 0.3), (4.0, 0.1)])
+def test_dp_bter_keeps_a_grids_degrees(grid, epsilon, bound):
+    """Seeded (3 fits): measured 0.103 / 0.018 / 0.032 at epsilon 1 and 0.016 / 0.006 / 0.001 at 4. With Chung-Lu
+    endpoints and closures that move degrees (the gate off, next test) the same fits give 1.34-1.47 and 1.24-1.41."""
+    kls = []
+    for seed in range(3):
+        fitted = DPBTER(seed=100 + seed).fit(grid, Budget(epsilon=epsilon, delta=1e-6, adjacency="edge"))
+        assert fitted._exact_degrees()
+        sample = fitted.sample(1, rng=np.random.default_rng(5 + seed))[0]
+        kls.append(degree_histogram_kl(grid.degrees(), sample.degrees()))
+    assert max(kls) < bound, kls
+
+
+def test_the_gate_stays_off_on_a_heavy_tailed_graph(data_dir):
+    cora = load_npz_graph(data_dir, "cora")
+    fitted = DPBTER(seed=1).fit(cora, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
+    d = fitted.arrays["degrees"]
+    assert not fitted._exact_degrees() and np.var(d) > 3 * np.mean(d)
+
+
+def test_with_the_gate_off_a_grids_degrees_spread(grid, monkeypatch):
+    monkeypatch.setattr(bter, "EXACT_DEGREE_DISPERSION", -1.0)
+    fitted = DPBTER(seed=100).fit(grid, Budget(epsilon=4.0, delta=1e-6, adjacency="edge"))
+    assert not fitted._exact_degrees()
+    sample = fitted.sample(1, rng=np.random.default_rng(5))[0]
+    assert degree_histogram_kl(grid.degrees(), sample.degrees()) > 1.0
