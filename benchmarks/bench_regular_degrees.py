@@ -41,7 +41,7 @@ from bench_structure import load_dataset  # noqa: E402
 from graphrelease.generators import GENERATORS  # noqa: E402
 from graphrelease.graph import Graph  # noqa: E402
 from graphrelease.privacy.budget import Budget  # noqa: E402
-from proxies import proxy_graph  # noqa: E402
+from proxies import from_networkx, proxy_graph  # noqa: E402
 
 REPORT = ROOT / "reports" / "regular_degrees.md"
 
@@ -65,14 +65,6 @@ CONTROLS = {"connectome proxy (conn0)": lambda: proxy_graph("conn0"),
 #: Left out of the summary's means for triangle-free inputs (their cells hold released values, not relative errors).
 CLUSTERING_METRICS = ("triangles_re", "transitivity_re", "avg_clustering_re")
 METRICS = ("degree_kl", "triangles_re", "transitivity_re", "avg_clustering_re", "edges_re", "lcc_drop")
-
-
-def permuted(graph: nx.Graph, seed: int = 7) -> Graph:
-    g = nx.convert_node_labels_to_integers(graph)
-    n = g.number_of_nodes()
-    perm = np.random.default_rng(seed).permutation(n)
-    out, _ = Graph.from_edges(n, np.array([(perm[u], perm[v]) for u, v in g.edges()], dtype=np.int64))
-    return out
 
 
 def stats(graph: Graph) -> dict[str, float]:
@@ -130,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         if only and title not in only:
             continue
         built = build()
-        graph = permuted(built) if isinstance(built, nx.Graph) else built
+        graph = from_networkx(built) if isinstance(built, nx.Graph) else built
         d = graph.degrees().astype(float)
         for eps in epsilons:
             cells = {arm: measure(graph, eps, args.seeds, arm) for arm in ("before", "now")}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -113,6 +114,14 @@ def ball(dataset: str, size: int, seed: int) -> Graph:
     index[order] = np.arange(order.size)
     e = index[g.edges]
     return _graph(order.size, e[(e >= 0).all(axis=1)], seed, f"ball_{dataset}")
+
+
+def from_networkx(graph: Any, seed: int = 7, name: str = "") -> Graph:
+    """A networkx graph as a :class:`Graph` with node ids permuted (seeded), like the proxies above."""
+    import networkx as nx
+
+    g = nx.convert_node_labels_to_integers(graph)
+    return _graph(g.number_of_nodes(), np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2), seed - 999, name)
 
 
 def is_proxy(name: str) -> bool:

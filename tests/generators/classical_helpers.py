@@ -31,6 +31,16 @@ def load_npz_graph(data_dir: Path, name: str) -> Graph:
     return _CACHE[name]
 
 
+def configuration_pairing(degrees: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Sorted pair keys of a random pairing of the nodes' stubs, loops and repeats dropped (a graph on about these
+    degrees with almost no triangles)."""
+    n = int(np.asarray(degrees).size)
+    stubs = rng.permutation(np.repeat(np.arange(n), degrees))
+    pairs = stubs[: stubs.size // 2 * 2].reshape(-1, 2)
+    keys = np.unique(np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1]))
+    return keys[keys // n != keys % n]
+
+
 def bfs_ball(graph: Graph, start: int, size: int, *, sort: bool = False, name: str | None = None) -> Graph:
     """The first ``size`` nodes of a breadth-first search from ``start`` (induced subgraph, numbered in BFS order or,
     with ``sort``, in the input's order): a piece of a larger network, as an owner's sample of it would be."""

@@ -28,7 +28,7 @@ from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from graphrelease.privacy.sensitivities import declared_sensitivity, entry_problems
 from graphrelease.testing.probes import Neighbour, assert_within, edge_neighbours, probe_sensitivity
-from tests.generators.classical_helpers import bfs_ball, load_npz_graph, small_subgraph
+from tests.generators.classical_helpers import bfs_ball, configuration_pairing, load_npz_graph, small_subgraph
 
 
 @pytest.fixture(scope="module")
@@ -160,10 +160,7 @@ def test_a_sum_too_noisy_for_its_size_is_released_again_and_averaged(cora):
 def test_wedge_closures_keep_the_edge_count_and_raise_the_sum(cora):
     n = cora.num_nodes
     rng = np.random.default_rng(3)
-    # A Chung-Lu-like graph on Cora's degrees (configuration pairing), almost triangle-free.
-    stubs = rng.permutation(np.repeat(np.arange(n), cora.degrees()))
-    keys = np.unique(pair_keys(stubs[: stubs.size // 2 * 2].reshape(-1, 2), n))
-    keys = keys[keys // n != keys % n]
+    keys = configuration_pairing(cora.degrees(), rng)  # a Chung-Lu-like graph on Cora's degrees, almost triangle-free
     tri0, s0, in_tri = measure_clustering(n, keys)
     closed = close_wedges(n, keys, 400, cora.degrees().astype(float), rng, in_tri)
     assert closed.size == keys.size
@@ -185,10 +182,7 @@ def test_an_earlier_draws_gain_per_closure_meets_a_nearer_target_where_its_count
     the release's average clustering followed, +8% where epsilon 1 was within 2%); its gain per closure, divided into
     the later draw's own shortfall, lands near it."""
     n = cora.num_nodes
-    rng = np.random.default_rng(4)
-    stubs = rng.permutation(np.repeat(np.arange(n), cora.degrees()))
-    keys = np.unique(pair_keys(stubs[: stubs.size // 2 * 2].reshape(-1, 2), n))
-    keys = keys[keys // n != keys % n]
+    keys = configuration_pairing(cora.degrees(), np.random.default_rng(4))
     degrees = cora.degrees().astype(float)
     _, s0, _ = measure_clustering(n, keys)
     measured: dict = {}

@@ -3,6 +3,9 @@ degree-preserving closures (``dp_bter.EXACT_DEGREE_DISPERSION``; reports/regular
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -10,27 +13,22 @@ import pytest
 import graphrelease.generators.bter as bter
 from graphrelease.audit.compare import degree_histogram_kl
 from graphrelease.generators.bter import DPBTER
-from graphrelease.generators.classical_common import pair_keys, sample_block_edges
+from graphrelease.generators.classical_common import sample_block_edges
 from graphrelease.generators.degree_postprocess import splice_low_degrees
 from graphrelease.generators.dp_stats import cumulative_degree_counts
 from graphrelease.generators.local_clustering import close_wedges, measure_clustering
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
-from tests.generators.classical_helpers import load_npz_graph
+from tests.generators.classical_helpers import configuration_pairing, load_npz_graph
 
-
-def _permuted(nx_graph: nx.Graph, seed: int = 7) -> Graph:
-    g = nx.convert_node_labels_to_integers(nx_graph)
-    n = g.number_of_nodes()
-    perm = np.random.default_rng(seed).permutation(n)
-    graph, _ = Graph.from_edges(n, np.array([(perm[u], perm[v]) for u, v in g.edges()], dtype=np.int64))
-    return graph
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from proxies import from_networkx  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def grid():
     """A 40 x 40 grid: degrees 2 (4 nodes), 3 (152) and 4 (1,444), no triangles (a road network's shape)."""
-    return _permuted(nx.grid_2d_graph(40, 40))
+    return from_networkx(nx.grid_2d_graph(40, 40))
 
 
 def _degrees(n: int, keys: np.ndarray) -> np.ndarray:
@@ -74,10 +72,7 @@ def test_closing_swaps_keep_every_degree_and_raise_the_triangles(data_dir):
     cora = load_npz_graph(data_dir, "cora")
     n = cora.num_nodes
     rng = np.random.default_rng(3)
-    # A configuration pairing on Cora's degrees: almost no triangles.
-    stubs = rng.permutation(np.repeat(np.arange(n), cora.degrees()))
-    keys = np.unique(pair_keys(stubs[: stubs.size // 2 * 2].reshape(-1, 2), n))
-    keys = keys[keys // n != keys % n]
+    keys = configuration_pairing(cora.degrees(), rng)  # almost no triangles
     tri0, s0, in_tri = measure_clustering(n, keys)
     closed = close_wedges(n, keys, 400, cora.degrees().astype(float), rng, in_tri, preserve_degrees=True)
     assert closed.size == keys.size and np.array_equal(_degrees(n, closed), _degrees(n, keys))
