@@ -225,3 +225,16 @@ def test_a_complete_graph_is_audited_with_the_attacks_skipped_and_said_so():
     assert res.table1[0]["tc"] == 0.0
     tasks = {row["task"]: row for row in next(iter(res.downstream.values()))}
     assert "non-edges" in tasks["link_prediction"]["skipped"]
+
+
+def test_a_triangle_free_input_keeps_the_mean_relative_error_finite():
+    # A 12 x 12 grid has no triangle; three diagonals close six, counted as 6 / 1, not 6 / 1e-12 (it was 6e12).
+    import networkx as nx
+
+    grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(12, 12))
+    edges = np.array(list(grid.edges()), dtype=np.int64)
+    g, _ = Graph.from_edges(144, edges, name="grid")
+    closed, _ = Graph.from_edges(144, np.concatenate([edges, [[0, 13], [1, 14], [2, 15]]]), name="closed")
+    res = run_audit(g, [closed], tasks=("statistics",), attacks=())
+    (row,) = res.table1
+    assert row["tc"] == 6.0 and row["mean_relative_error"] < 2.0
