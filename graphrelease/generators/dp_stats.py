@@ -253,7 +253,8 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
                                 stage=f"{stage}.node_degrees", proof=PROOF,
                                 note="per-node degrees (only their order is used), L1 sensitivity 2")
     fit = isotonic_increasing(noisy_sorted)
-    sorted_vals = np.clip(interpolate_plateaus(fit), 0.0, n - 1)
+    noise_sd = np.sqrt(2.0) * DEGREE_SENSITIVITY / epsilon_sorted  # Laplace(2/eps): sd 2 sqrt(2)/eps per entry
+    sorted_vals = np.clip(interpolate_plateaus(fit, noise_sd), 0.0, n - 1)
     spliced = np.zeros(n, dtype=bool)
     if epsilon_cumulative > 0:
         noisy_cum = charge_laplace(budget, rng, cumulative_degree_counts(deg), epsilon=epsilon_cumulative,
@@ -268,11 +269,10 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
         if changed.size:
             spliced[: int(changed[-1]) + 1] = True
     if dither:
-        # Laplace(2/eps) has standard deviation 2 sqrt(2)/eps per entry; a plateau of L entries averages L of them.
+        # A plateau of L entries averages L of them (noise_sd each).
         # Why: isotonic plateaus and their interpolation leave a lumpy histogram (spikes of 150-240 nodes next to
         # degrees with 1-3, Facebook at epsilon 1, where the input has 80-100 at each); spreading every value by its
         # own standard error turns the point estimate into a draw of the degrees the release cannot tell apart.
-        noise_sd = np.sqrt(2.0) * DEGREE_SENSITIVITY / epsilon_sorted
         # How far to spread is chosen on the release's own values (parametric bootstrap, post-processing); its
         # randomness comes from a spawned generator so the draws after it are those of a fixed-scale dither.
         scale = dither_scale(sorted_vals, fit, ~spliced, noise_sd, rng.spawn(1)[0]) if dither_multiple is None \
@@ -310,10 +310,15 @@ RESIDUAL_BIAS = 0.5
 
 
 def _modelled_bias(degrees: np.ndarray, caps: np.ndarray, kappa: float) -> np.ndarray:
-    """Modelled :math:`T - T_D` when the triangles topped by a node of degree ``d`` number ``kappa * C(d, 2)``."""
+    """Modelled :math:`T - T_D` when the triangles topped by a node of degree ``d`` number ``kappa * C(d, 2)``, but
+    at most ``m - d`` (``m`` = half the degree sum): the edges among a node's neighbours leave each neighbour's edge to
+    it out. Without that bound a hub joined to most of the graph was modelled with triangles the whole graph cannot
+    hold (a 5,010-node hub-and-spoke graph of 8,942 edges and 1,474 triangles, hub degree 4,789: kappa * C(d, 2) =
+    57,000 at kappa 0.005), the cap rule then chose D = 1,900-2,400 (noise scale 12,000) and the estimate came out
+    0-33,000."""
     d = np.maximum(np.asarray(degrees, dtype=np.float64), 1.0)
-    w = d * (d - 1.0) / 2.0
-    return np.array([kappa * float(np.sum(w * (1.0 - np.minimum(1.0, c / d)))) for c in caps])
+    w = np.minimum(kappa * d * (d - 1.0) / 2.0, np.maximum(0.5 * float(d.sum()) - d, 0.0))
+    return np.array([float(np.sum(w * (1.0 - np.minimum(1.0, c / d)))) for c in caps])
 
 
 @dataclass(frozen=True)
