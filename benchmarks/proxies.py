@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from graphrelease.graph import Graph  # noqa: E402
 
 
-def _graph(n: int, pairs: np.ndarray, seed: int, name: str) -> Graph:
+def _graph(n: int, pairs: np.ndarray, permutation_seed: int, name: str) -> Graph:
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     keys = np.unique(np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1]))
-    perm = np.random.default_rng(seed + 999).permutation(n)
+    perm = np.random.default_rng(permutation_seed).permutation(n)
     g, _ = Graph.from_edges(n, perm[np.stack([keys // n, keys % n], axis=1)], name=name)
     return g
 
@@ -57,7 +57,7 @@ def email(seed: int = 0, n: int = 980, departments: int = 40, edges: int = 26000
     p = w / w.sum()
     k = int(edges * (1 - within) * 1.1)
     out.append(np.stack([rng.choice(n, size=k, p=p), rng.choice(n, size=k, p=p)], axis=1))
-    return _graph(n, np.concatenate(out), seed, f"email{seed}")
+    return _graph(n, np.concatenate(out), seed + 999, f"email{seed}")
 
 
 def collaboration(seed: int = 0, n: int = 5000, groups: int = 600, papers: int = 4000) -> Graph:
@@ -87,7 +87,7 @@ def collaboration(seed: int = 0, n: int = 5000, groups: int = 600, papers: int =
         if rng.random() < 0.15:
             authors = np.append(authors, rng.integers(n))
         clique(authors)
-    return _graph(n, np.concatenate(out), seed, f"collab{seed}")
+    return _graph(n, np.concatenate(out), seed + 999, f"collab{seed}")
 
 
 def connectome(seed: int = 0, n: int = 300, mean_degree: float = 9.5) -> Graph:
@@ -100,7 +100,7 @@ def connectome(seed: int = 0, n: int = 300, mean_degree: float = 9.5) -> Graph:
         s = (lo + hi) / 2
         lo, hi = (lo, s) if 2 * np.exp(-(dist / s) ** 4).sum() / n > mean_degree else (s, hi)
     keep = rng.random(dist.size) < np.exp(-(dist / s) ** 4)
-    return _graph(n, np.stack([iu[0][keep], iu[1][keep]], axis=1), seed, f"conn{seed}")
+    return _graph(n, np.stack([iu[0][keep], iu[1][keep]], axis=1), seed + 999, f"conn{seed}")
 
 
 def ball(dataset: str, size: int, seed: int) -> Graph:
@@ -113,15 +113,16 @@ def ball(dataset: str, size: int, seed: int) -> Graph:
     index = np.full(g.num_nodes, -1, dtype=np.int64)
     index[order] = np.arange(order.size)
     e = index[g.edges]
-    return _graph(order.size, e[(e >= 0).all(axis=1)], seed, f"ball_{dataset}")
+    return _graph(order.size, e[(e >= 0).all(axis=1)], seed + 999, f"ball_{dataset}")
 
 
-def from_networkx(graph: Any, seed: int = 7, name: str = "") -> Graph:
+def from_networkx(graph: Any, permutation_seed: int = 7, name: str = "") -> Graph:
     """A networkx graph as a :class:`Graph` with node ids permuted (seeded), like the proxies above."""
     import networkx as nx
 
     g = nx.convert_node_labels_to_integers(graph)
-    return _graph(g.number_of_nodes(), np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2), seed - 999, name)
+    return _graph(g.number_of_nodes(), np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2),
+                  permutation_seed, name)
 
 
 def is_proxy(name: str) -> bool:

@@ -34,6 +34,7 @@ import numpy as np
 from graphrelease.audit.inputs import (  # noqa: F401  (re-exported: callers import the loaders from here)
     GRAPH_SUFFIXES, ReleaseInput, check_releases_match, load_original, load_release,
 )
+from graphrelease.audit.verdict import COUNTS, relative_error
 from graphrelease.errors import OptionError
 from graphrelease.graph import Graph, GraphCollection
 
@@ -196,14 +197,6 @@ def _degree_hist(graphs: Sequence[Graph]) -> list[float]:
     return (h / h.sum()).tolist()
 
 
-def _rel_error(a: float, b: float, stat: str) -> float:
-    # Counts (LCC size, triangles) divide by at least 1: a triangle-free input (a grid, a tree) made the mean 5e12 for
-    # a release with 5 triangles.
-    from graphrelease.audit.verdict import COUNTS, relative_error
-
-    return relative_error(a, b, count=stat in COUNTS)
-
-
 def _table1_row(rel: ReleaseInput, stats_rel: list[dict[str, float]], stats_orig: dict[str, float]
                 ) -> dict[str, Any]:
     row: dict[str, Any] = {"release": rel.label, "method": rel.method, "mode": rel.mode, "epsilon": rel.epsilon,
@@ -213,7 +206,9 @@ def _table1_row(rel: ReleaseInput, stats_rel: list[dict[str, float]], stats_orig
         diffs = [abs(s[stat] - stats_orig[stat]) for s in stats_rel
                  if np.isfinite(s.get(stat, np.nan)) and np.isfinite(stats_orig.get(stat, np.nan))]
         row[key] = float(np.mean(diffs)) if diffs else None
-        rels = [_rel_error(s[stat], stats_orig[stat], stat) for s in stats_rel
+        # Counts (LCC size, triangles) divide by at least 1, as in the verdict: a triangle-free input (a grid, a tree)
+        # made the mean 5e12 for a release with 5 triangles.
+        rels = [relative_error(s[stat], stats_orig[stat], count=stat in COUNTS) for s in stats_rel
                 if np.isfinite(s.get(stat, np.nan)) and np.isfinite(stats_orig.get(stat, np.nan))]
         if rels:
             errs.append(float(np.mean(rels)))
