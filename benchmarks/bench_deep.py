@@ -512,7 +512,7 @@ steps) the table above still shows mode `graphs` worse at epsilon 4 than at 1 on
 the encoder's posteriors, which the decoder fits better at lower noise, and the N(0, I) prior it is sampled from.
 That is one reason `measured` is now the collection default.
 
-**Session 8 code, one graph (the tables above).** The DPGVAE / DPGGAN `measured` and `dp_bter` rows were re-run on
+**Session 8 code, one graph (the tables before session 22's).** The DPGVAE / DPGGAN `measured` and `dp_bter` rows were re-run on
 the shipped code (released degrees without their noise's wedge excess, component count soft-thresholded by its noise
 scale; 3 runs each; the `dp_dcsbm` and other rows are unchanged code). DPGVAE `measured` against `dp_dcsbm`, epsilon
 1 / 4: Cora triangles 0.150 / 0.026 vs 0.747 / 0.791, global clustering 0.048 / 0.133 vs 0.736 / 0.779, degree KL
@@ -526,6 +526,24 @@ clustering 0.048 / 0.334 / 0.009 -> 0.112 / 0.176 / 0.133); on Facebook DPGGAN's
 average than Facebook (`reports/structure_fidelity.md`: 0.620-0.658 against 0.606; 0.554-0.611 at epsilon 1), an
 error of at most 0.072 that the other two rows' runs straddle. Chameleon's average clustering, which swung last
 session, is now better at epsilon 4 (0.298 / 0.203 / 0.084 -> 0.040 / 0.081 / 0.032).
+
+**Session 22 code, one graph (the tables above).** The DPGVAE / DPGGAN `measured` and `dp_bter` rows were run again
+on the current code; the release and sampler of `dp_bter`, whose statistics and graphs `measured` uses, changed in
+sessions 9-21 (`reports/structure_fidelity.md`, log items 14-28). Command: `--single cora,facebook,chameleon,pubmed
+--epsilons 1,4 --single-runs 3 --only-single --single-rows dpgvae@measured,dpggan@measured,dp_bter`, merged into `reports/deep_generators.jsonl`; the `dp_dcsbm`
+and `buckets` rows are earlier runs. DPGVAE `measured` against `dp_dcsbm`, epsilon 1 / 4:
+- Cora: triangles 0.125 / 0.282 against 0.747 / 0.791, global clustering 0.036 / 0.295 against 0.736 / 0.779, and
+  degree KL 0.046 / 0.053 against 0.195 / 0.172.
+- Facebook: triangles 0.039 / 0.010 against 0.767 / 0.766, global clustering 0.021 / 0.005 against 0.767 / 0.768.
+  Degree KL 0.130 / 0.107 against 0.116 / 0.107; at epsilon 1 its runs (0.126-0.143) mostly sit above `dp_dcsbm`'s
+  (0.115-0.134).
+- Chameleon: triangles 0.068 / 0.036 against 0.735 / 0.715, degree KL 0.374 / 0.383 against 0.384 / 0.377.
+- PubMed: triangles 0.018 / 0.023 against 0.901 / 0.905, degree KL 0.041 / 0.042 against 0.304 / 0.293.
+
+Cora's epsilon-4 medians above are two runs of three near 0.3 (triangles 0.037 / 0.282 / 0.307). That is the
+per-fit spread: `measured` draws `dp_bter`'s graphs (seeded, the two rows give identical graphs), and over 10 seeded
+fits (seeds 0-9, draws 100-109; scratch `s22/corameas.py`) Cora's triangle RE median is 0.108 at epsilon 1 and
+0.087 at 4 (ranges 0.061-0.338 and 0.005-0.160), global clustering 0.120 -> 0.081.
 
 **Held-out collections (not in shared/data, independent networkx metrics; `/work/scratch/s7/hocoll.py`: 300
 graphs per collection, 60 evaluated, epsilon 1, one release each, DPGVAE `measured` vs G(n, m)-DP).** Ego networks
