@@ -13,7 +13,8 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
    al.'s sorted sequence for the values, its low end rebuilt from the counts of nodes of degree <= j (which place
    the steps between low degrees far better), per-node noisy degrees for which node gets which value
    (:func:`~graphrelease.generators.dp_stats.release_degrees`).
-2. Blocks [0.31; 0.42 when the sweeps order >= 4 labels at 0.31, :data:`SWEEP_SHIFT`]: the degree-ordered label
+2. Blocks [0.31; 0.42 when the sweeps order >= 4 labels at 0.31, :data:`SWEEP_SHIFT`; charged after 5 and 4, less
+   what 4 takes back]: the degree-ordered label
    sweep of :mod:`graphrelease.generators.dp_partition` (hubs choose first, report-noisy-max with exponential noise
    on a monotone utility, each edge read by one selection; the down sweep only). They read no node
    numbering, labels or features. When the released mean degree allows fewer than 3 labels to order they cannot
@@ -27,7 +28,10 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
 4. Triangles [0.13 (0.08 after the shift), or 0.49 without sweeps (the sweeps' share plus what the clustering sum
    took, back from the single block's cell count) less what the clustering sum takes back]: the smoothly capped
    count :math:`T_D`, two stages
-   (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`). With
+   (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`), released before the
+   partition: under the sweeps, where stage 1 says the count is too noisy for its size (Laplace scale above 10% of
+   it), stage 2 takes up to :data:`TRIANGLE_SPARE_FROM_PARTITION` of the partition's surplus (its epsilon beyond
+   what 3 labels need), which the partition then does without. With
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
    (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
 5. Clustering sum [0.05; 0.03 after the shift], released before the triangle count: the capped sum of local
@@ -192,6 +196,12 @@ SPARE_FOR_CLUSTERING_SUM = 0.5
 #: at epsilon 4 (8 seeded fits each) releases meeting issue 15's five non-community bounds 90.6% -> 95.3%, 26 of the
 #: 64 releases drawn identically (their first release was precise enough). Structure log item 26.
 SWEEP_SPARE_FOR_CLUSTERING_SUM = 0.5
+#: Share of the partition's surplus (its epsilon beyond what the sweeps need for 3 labels) that the triangle count's
+#: second stage may take when its first says the count is too noisy for its size (relative scale above
+#: :data:`~graphrelease.generators.dp_stats.TRIANGLE_RELATIVE_SCALE`). Without it the count's share fell from 0.33-0.49
+#: of epsilon to 0.04 where the sweeps begin to run, so counts of a few thousand triangles were noisier at epsilon 4
+#: than at 1 or 2 (Cora-ML: stage-2 epsilon 1.46 at epsilon 3, 0.52 at 4 and 0.48 at 6).
+TRIANGLE_SPARE_FROM_PARTITION = 0.5
 #: Largest Laplace scale of the released edge count, as a share of its first release, that the default share set
 #: accepts; above it a second release brings the two releases' average to that scale (:func:`edge_count_top_up`),
 #: with at most :data:`EDGE_COUNT_SPARE` of epsilon, taken from every later share in proportion. At 0.04 of epsilon 1
@@ -659,8 +669,9 @@ class FittedBTER(ReleasedParams):
             # released values (local_clustering.rewire_toward; structure log item 19). Only well beyond the
             # values' noise (REWIRE_TOLERANCE): nearer, a draw's own model error is no larger than the noise the swaps
             # would chase.
-            t_noise = triangle_noise_scale(float(self.config.get("triangle_cap", 0.0)),
-                                           float(self.config.get("triangle_epsilon", 0.0)))
+            # Models fitted before the count's stage 2 could be topped up stated only its cap and epsilon.
+            t_noise = self.config.get("triangle_noise_scale") or triangle_noise_scale(
+                float(self.config.get("triangle_cap", 0.0)), float(self.config.get("triangle_epsilon", 0.0)))
             t_off = abs(got - target) > _slack(target, REWIRE_TOLERANCE, REWIRE_NOISE, t_noise)
             s_off = closing and abs(s_got - float(csum)) > _slack(float(csum), REWIRE_TOLERANCE, REWIRE_NOISE, noise)
             if t_off or s_off:
@@ -728,6 +739,8 @@ class DPBTER(GraphGenerator):
         # (Cora at epsilon 16: no profile class above its noise once 0.05 of it moved).
         self.sweep_shift = dict(SWEEP_SHIFT) if fractions is None and not clustering_profile else {}
         self.edge_count_top_up = fractions is None
+        # The triangle count's top-up from the partition's surplus, like the shift: default share set only.
+        self.triangle_top_up = fractions is None
         if "select" in given and "partition" not in given:
             given["partition"] = given.pop("select")  # the earlier name of the partition's share
         # Share sets written before the cumulative degree counts existed leave them out: then they are not released.
@@ -831,17 +844,8 @@ class DPBTER(GraphGenerator):
                 # Decided from the released edge count like every share here; spent only as far as the sum's first
                 # release says it is too noisy for its size.
                 spare = SWEEP_SPARE_FOR_CLUSTERING_SUM * f["triangles"]
-                mode = "degree_ordered_sweeps"
-                # The sweeps keep the degrees their settings were measured with (the wedge correction moves only
-                # the top values, not their order).
-                labels = degree_ordered_partition(graph, deg.plain, budget, rng,
-                                                  epsilon_down=DOWN_SHARE * f["partition"],
-                                                  epsilon_up=(1.0 - DOWN_SHARE) * f["partition"],
-                                                  stage="dp_bter.partition", proof=PARTITION_PROOF,
-                                                  selection=self.partition_selection)
             elif self.partition == "sweeps":
                 # Below 3 labels the sweeps return noise: they do not run and their share goes to the triangle count.
-                mode, labels = "single_block", np.zeros(n, dtype=np.int64)
                 # One block: its single cell is a second edge count, so the share the clustering sum took from the
                 # triangle count comes back out of it (down to a third of it; measured: Cora's triangle count is
                 # noise-bound at epsilon 1, the edge count is not).
@@ -854,6 +858,48 @@ class DPBTER(GraphGenerator):
                 # candidate selection may also pick one block, but it has spent the partition's share.
                 spare = SPARE_FOR_CLUSTERING_SUM * f["partition"]
                 f["partition"] = 0.0  # spent by the triangle count (shares_spent said it twice; review)
+            if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
+                f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
+            # The sum's per-edge cap is public: with "auto" (the default) a function of the public node count and
+            # the share (itself chosen from the released edge count; local_clustering.clustering_cap), else a
+            # setting. Where the release is precise a larger cap cuts less of the sum off: once the draws met the
+            # released sum exactly, the part C = 1 cuts off was a bias of the release (Slashdot 20% short at
+            # epsilon 1 and 4; structure log items 15-17).
+            ccap = (clustering_cap(f["clustering_sum"], n) if self.clustering_cap == "auto"
+                    else float(self.clustering_cap))
+            csum, csum_second, csum_scale = (
+                release_clustering_sum_topped_up(graph, budget, rng, epsilon=f["clustering_sum"], spare=spare,
+                                                 stage="dp_bter", cap=ccap)
+                if f["clustering_sum"] > 0 else (float("nan"), 0.0, 0.0))
+            f["clustering_sum"] += csum_second
+            f["triangles"] -= csum_second
+            # Under the sweeps the count's share is small (0.04-0.13 of epsilon against 0.33-0.49 without them), which
+            # left counts of a few thousand triangles noisier at epsilon 4 than at 1 (TRIANGLE_SPARE_FROM_PARTITION):
+            # its second stage may take part of the partition's surplus, as far as its first stage says it is too
+            # noisy for its size. Released before the partition for that reason (both read only the graph and the
+            # released degrees).
+            tri_spare = 0.0
+            if sweeps and self.triangle_top_up:
+                surplus = f["partition"] - sweep_epsilon_needed(mean_degree) / DOWN_SHARE
+                tri_spare = TRIANGLE_SPARE_FROM_PARTITION * max(surplus, 0.0)
+            # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
+            # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
+            # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
+            tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
+                                    profile=self.clustering_profile, spare=tri_spare)
+            f["triangles"] += tri.extra_epsilon
+            f["partition"] -= tri.extra_epsilon
+            if sweeps:
+                mode = "degree_ordered_sweeps"
+                # The sweeps keep the degrees their settings were measured with (the wedge correction moves only
+                # the top values, not their order).
+                labels = degree_ordered_partition(graph, deg.plain, budget, rng,
+                                                  epsilon_down=DOWN_SHARE * f["partition"],
+                                                  epsilon_up=(1.0 - DOWN_SHARE) * f["partition"],
+                                                  stage="dp_bter.partition", proof=PARTITION_PROOF,
+                                                  selection=self.partition_selection)
+            elif self.partition == "sweeps":
+                mode, labels = "single_block", np.zeros(n, dtype=np.int64)
             else:
                 mode, labels = self._select_candidate(graph, deg.values, budget, rng, f["partition"])
                 if self.use_node_order:
@@ -871,26 +917,6 @@ class DPBTER(GraphGenerator):
             var_m = 1.0 / m_epsilon ** 2
             total = (noisy_m / var_m + float(noisy_counts.sum()) / var_cells) / (1.0 / var_m + 1.0 / var_cells)
             block_counts = norm_sub(noisy_counts, total=float(np.clip(total, 0.0, n * (n - 1) / 2)))
-            if self.clustering_profile:  # the profile sampler never reads the clustering sum: its share -> triangles
-                f["triangles"], f["clustering_sum"] = f["triangles"] + f["clustering_sum"], 0.0
-            # The sum's per-edge cap is public: with "auto" (the default) a function of the public node count and
-            # the share (itself chosen from the released edge count; local_clustering.clustering_cap), else a
-            # setting. Where the release is precise a larger cap cuts less of the sum off: once the draws met the
-            # released sum exactly, the part C = 1 cuts off was a bias of the release (Slashdot 20% short at
-            # epsilon 1 and 4; structure log items 15-17).
-            ccap = (clustering_cap(f["clustering_sum"], n) if self.clustering_cap == "auto"
-                    else float(self.clustering_cap))
-            csum, csum_second, csum_scale = (
-                release_clustering_sum_topped_up(graph, budget, rng, epsilon=f["clustering_sum"], spare=spare,
-                                                 stage="dp_bter", cap=ccap)
-                if f["clustering_sum"] > 0 else (float("nan"), 0.0, 0.0))
-            f["clustering_sum"] += csum_second
-            f["triangles"] -= csum_second
-            # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
-            # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
-            # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
-            tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
-                                    profile=self.clustering_profile)
             comps = release_component_count(graph, budget, rng, epsilon=f["components"], stage="dp_bter")
         return FittedBTER(
             n,
@@ -902,6 +928,7 @@ class DPBTER(GraphGenerator):
              "partition_mode": self.partition, "partition_selection": self.partition_selection,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
+             "triangle_noise_scale": tri.noise_scale,
              "clustering_sum_scale": csum_scale, "clustering_cap": ccap,
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile,
              "component_scale": COMPONENT_SENSITIVITY / f["components"],
