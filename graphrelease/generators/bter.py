@@ -29,9 +29,10 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
    took, back from the single block's cell count) less what the clustering sum takes back]: the smoothly capped
    count :math:`T_D`, two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`), released before the
-   partition: under the sweeps, where stage 1 says the count is too noisy for its size (Laplace scale above 10% of
-   it), stage 2 takes up to :data:`TRIANGLE_SPARE_FROM_PARTITION` of the partition's surplus (its epsilon beyond
-   what 3 labels need), which the partition then does without. With
+   partition: under the sweeps (default share set, no profile), where stage 1 says the count is too noisy for its
+   size (Laplace scale above 10% of its estimate, or of its own scale if larger), stage 2 takes up to
+   :data:`TRIANGLE_SPARE_FROM_PARTITION` of the partition's surplus (its epsilon beyond what 3 labels need), which
+   the partition then does without; it stops where the noise would fall below the cap's residual modelled bias. With
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
    (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
 5. Clustering sum [0.05; 0.03 after the shift], released before the triangle count: the capped sum of local
@@ -198,9 +199,10 @@ SPARE_FOR_CLUSTERING_SUM = 0.5
 SWEEP_SPARE_FOR_CLUSTERING_SUM = 0.5
 #: Share of the partition's surplus (its epsilon beyond what the sweeps need for 3 labels) that the triangle count's
 #: second stage may take when its first says the count is too noisy for its size (relative scale above
-#: :data:`~graphrelease.generators.dp_stats.TRIANGLE_RELATIVE_SCALE`). Without it the count's share fell from 0.33-0.49
+#: :data:`~graphrelease.generators.dp_stats.TRIANGLE_RELATIVE_SCALE`, and above the cap's residual modelled bias:
+#: :func:`~graphrelease.generators.dp_stats.release_triangles`). Without it the count's share fell from 0.33-0.49
 #: of epsilon to 0.04 where the sweeps begin to run, so counts of a few thousand triangles were noisier at epsilon 4
-#: than at 1 or 2 (Cora-ML: stage-2 epsilon 1.46 at epsilon 3, 0.52 at 4 and 0.48 at 6).
+#: than at 1 or 2 (Cora-ML: the count's epsilon, both stages, 1.46 at epsilon 3, 0.52 at 4 and 0.48 at 6).
 TRIANGLE_SPARE_FROM_PARTITION = 0.5
 #: Largest Laplace scale of the released edge count, as a share of its first release, that the default share set
 #: accepts; above it a second release brings the two releases' average to that scale (:func:`edge_count_top_up`),
@@ -739,8 +741,9 @@ class DPBTER(GraphGenerator):
         # (Cora at epsilon 16: no profile class above its noise once 0.05 of it moved).
         self.sweep_shift = dict(SWEEP_SHIFT) if fractions is None and not clustering_profile else {}
         self.edge_count_top_up = fractions is None
-        # The triangle count's top-up from the partition's surplus, like the shift: default share set only.
-        self.triangle_top_up = fractions is None
+        # The triangle count's top-up from the partition's surplus, like the shift: default share set only, and not
+        # with the profile (whose stage 1 is the profile the sampler matches; measured only without it).
+        self.triangle_top_up = fractions is None and not clustering_profile
         if "select" in given and "partition" not in given:
             given["partition"] = given.pop("select")  # the earlier name of the partition's share
         # Share sets written before the cumulative degree counts existed leave them out: then they are not released.

@@ -336,8 +336,11 @@ class TriangleRelease:
     epsilon: float = 0.0
     #: Laplace scale of stage 2's count.
     noise_scale: float = 0.0
-    #: Stage 1's estimate of the count that sized ``extra_epsilon`` (0 without a spare).
+    #: Stage 1's estimate of the count that sized ``extra_epsilon``, at least stage 1's own scale (0 without a spare).
     size_estimate: float = 0.0
+    #: The stage-2 Laplace scale the spare was spent towards (0 without a spare): ``noise_scale`` equals it unless
+    #: the spare ran out or the base share already did better.
+    target_scale: float = 0.0
     #: Stage 1's noisy per-degree-class profile (:func:`triangle_profile` at cap ``cap_scale``) and its Laplace
     #: scale.
     profile: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -347,9 +350,10 @@ class TriangleRelease:
 #: Share of the triangle count's epsilon that its first stage (the scale) spends.
 TRIANGLE_SCALE_FRACTION = 0.2
 #: Laplace scale, relative to stage 1's estimate, that a spare share tops :func:`release_triangles`' stage 2 up to
-#: (the clustering sum's top-up uses the same 0.1). 0.05 took more from ``dp_bter``'s partition: 12 seeded fits on a
-#: 1,000-node LFR graph (mu 0.3) at epsilon 4, release NMI 0.33 -> 0.27 for triangle RE 0.23 -> 0.19; at 0.1 the NMI
-#: stayed (0.32) and at epsilon 2 the triangle RE still fell 0.26 -> 0.21.
+#: (the clustering sum's top-up uses the same 0.1). Measured before the bias stop and the size floor: 0.05 took more
+#: from ``dp_bter``'s partition (12 seeded fits on a 1,000-node LFR graph, mixing 0.3, at epsilon 4: release NMI 0.33
+#: -> 0.27 for triangle RE 0.23 -> 0.19); at 0.1 the NMI stayed (0.32) and at epsilon 2 the triangle RE still fell
+#: 0.26 -> 0.21.
 TRIANGLE_RELATIVE_SCALE = 0.1
 
 
@@ -376,15 +380,19 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
        adaptivity is free.
 
     With ``spare`` > 0, stage 2 may spend up to ``spare`` more than its share of ``epsilon``: as much as brings its
-    Laplace scale down to ``relative_scale`` (default :data:`TRIANGLE_RELATIVE_SCALE`) of stage 1's estimate (clipped
-    at 1), but its noise sd no lower than the residual modelled bias at the cap. The extra epsilon is a function of stage 1's release, so the caller charges both stages inside
-    ``Budget.shares_chosen_from_releases()`` and takes ``spare`` from a stage charged later
+    Laplace scale :math:`2D_2/\varepsilon_2` down to :math:`\max(r S, B(D_2)/\sqrt 2)`, where :math:`r` =
+    ``relative_scale`` (default :data:`TRIANGLE_RELATIVE_SCALE`), :math:`S` is stage 1's estimate (plus half its
+    modelled bias) but at least stage 1's own Laplace scale (a smaller count stage 1 cannot tell from 0), and
+    :math:`B(D_2)` the residual (half) modelled bias at the cap: noise below it buys little. :math:`D_2` moves with
+    :math:`\varepsilon_2`, so the rule alternates between the two (four rounds, ending on the epsilon for the cap
+    kept). The extra epsilon is a function of stage 1's release and the released degrees, so the caller charges both
+    stages inside ``Budget.shares_chosen_from_releases()`` and takes ``spare`` from a stage charged later
     (:attr:`TriangleRelease.extra_epsilon` says how much was spent).
 
     The estimate adds half the modelled bias at :math:`D_2` (the model treats hubs as clustered as everyone else;
     real clustering falls with degree, so the full correction overshoots), with :math:`\kappa_2 = \hat T_2 /
-    \sum_c \binom{\hat d_c}{2}\min(1, D_2/\hat d_c)` read off stage 2 (four times stage 1's epsilon), and is
-    clipped at 0.
+    \sum_c \binom{\hat d_c}{2}\min(1, D_2/\hat d_c)` read off stage 2 (at least four times stage 1's epsilon),
+    and is clipped at 0.
     """
     if not (0.0 < scale_fraction < 1.0):
         raise OptionError(f"scale_fraction must be in (0, 1), got {scale_fraction}")
@@ -433,27 +441,33 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         return float(grid[int(np.argmin(bias ** 2 + 2.0 * (capped_triangle_sensitivity(1.0) * grid / eps) ** 2))])
 
     cap2 = best_cap(eps2)
-    extra, size = 0.0, 0.0
+    extra, size, target = 0.0, 0.0, 0.0
     if spare > 0.0:
         # Stage 1's estimate (with the same half bias correction as the final one) says how large the count is;
         # stage 2 gets what a Laplace scale of ``relative_scale`` of it needs at the cap that epsilon chooses (the
         # cap moves with the epsilon: a few rounds, ending on the epsilon for the cap kept), at most ``spare``.
-        size = max(t1 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), 1.0)
+        # A stage-1 estimate at or below its own noise scale says only "small": taken as the count's size, a
+        # release at 0 asked for a scale of 0.1 triangles and always took the whole spare (the 4-out graph at
+        # epsilon 4 in 7 of 16 fits, a triangle-free molecule collection in every fit; review).
+        size = max(t1 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), sens1 / eps1, 1.0)
         share = TRIANGLE_RELATIVE_SCALE if relative_scale is None else float(relative_scale)
 
-        def wanted(cap: float) -> float:
+        def target_at(cap: float) -> float:
             # Noise below the cap's own residual (modelled) bias buys little, so the Laplace sd (sqrt(2) scales)
             # stops there: on 1,000-node BFS pieces of Chameleon and Cora (hubs, caps far above the 0.9 quantile)
             # the scale rule alone took 0.7-0.9 of epsilon from the partition (release NMI 0.19 -> 0.13, 0.20 -> 0.13)
             # and the triangles moved by less than their run-to-run spread (8 paired fits each).
             residual = RESIDUAL_BIAS * float(_modelled_bias(deg_hat, np.array([cap]), kappa)[0])
-            target = max(share * size, residual / np.sqrt(2.0))
-            return float(np.clip(capped_triangle_sensitivity(cap) / target - eps2, 0.0, spare))
+            return max(share * size, residual / np.sqrt(2.0))
+
+        def wanted(cap: float) -> float:
+            return float(np.clip(capped_triangle_sensitivity(cap) / target_at(cap) - eps2, 0.0, spare))
 
         extra = wanted(cap2)
         for _ in range(3):
             cap2 = best_cap(eps2 + extra)
             extra = wanted(cap2)
+        target = target_at(cap2)
         eps2 += extra
     t2 = float(charge_laplace(budget, rng, capped(cap2), epsilon=eps2, sensitivity=capped_triangle_sensitivity(cap2),
                               stage=f"{stage}.triangles", proof=PROOF, cap=cap2,
@@ -466,7 +480,8 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1,
                            profile=noisy_profile, profile_scale=sens1 / eps1 if profile else 0.0,
                            extra_epsilon=extra, epsilon=eps1 + eps2,
-                           noise_scale=capped_triangle_sensitivity(cap2) / eps2, size_estimate=size)
+                           noise_scale=capped_triangle_sensitivity(cap2) / eps2, size_estimate=size,
+                           target_scale=target)
 
 
 def release_component_count(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,

@@ -38,9 +38,8 @@ from graphrelease.generators.bter import (
     order_blocks,
 )
 from graphrelease.generators.classical_common import pair_keys
-from graphrelease.generators.dp_partition import sweep_epsilon_needed
+from graphrelease.generators.dp_partition import ORDERING_MARGIN, sweep_epsilon_needed, sweeps_can_separate
 from graphrelease.generators.dp_stats import capped_triangle_sensitivity
-from graphrelease.generators.dp_partition import ORDERING_MARGIN, sweeps_can_separate
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from tests.generators.classical_helpers import check_budget_spent_exactly, degree_kl, load_npz_graph, small_subgraph
@@ -136,7 +135,7 @@ def test_under_the_sweeps_a_noisy_triangle_count_takes_part_of_the_partitions_su
     the cap's residual bias does not already dominate: MUTAG's 188 molecules as one graph (3,371 nodes, mean degree
     2.2, no triangle, largest degree 4) at epsilon 16, where the sweeps run. The partition pays exactly what the count
     took and every fit spends epsilon. A count that is large for its noise takes nothing (Cora-ML at epsilon 8: 5,308
-    triangles, scale about 5% of them)."""
+    triangles, scale about 6% of them)."""
     g = _union_of_collection(data_dir, "MUTAG")
     partition_share = 16.0 * (DEFAULT_FRACTIONS["partition"] + sum(SWEEP_SHIFT.values()))
     took = []
@@ -151,7 +150,8 @@ def test_under_the_sweeps_a_noisy_triangle_count_takes_part_of_the_partitions_su
         assert fitted.config["triangle_noise_scale"] == pytest.approx(
             capped_triangle_sensitivity(fitted.config["triangle_cap"]) / stage2)
         took.append(taken)
-    assert min(took) > 0.1  # the rule ran on this graph (not only a bound that holds vacuously)
+    # The rule ran in every fit (not only a bound that holds vacuously): 0.11-0.77 of epsilon taken in these four.
+    assert min(took) > 0.05 and max(took) > 0.5
     fitted, by_stage = _fit_checked(load_npz_graph(data_dir, "cora_ml"), 8.0, 0, "degree_ordered_sweeps")
     assert by_stage["dp_bter.partition_down"] == pytest.approx(8.0 * (DEFAULT_FRACTIONS["partition"]
                                                                       + sum(SWEEP_SHIFT.values())))
@@ -285,8 +285,9 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
     down = _entry(budget, "dp_bter.partition_down")
     assert down.mechanism == "permute_and_flip"
     # With the default shares the sweeps also take SWEEP_SHIFT from the block counts, triangles and clustering sum
-    # (the degrees keep their shares). Cora's count (about 1,600 triangles) is noisy at the triangles' 0.08 of
-    # epsilon 8, so its stage 2 takes part of the partition's surplus back (what the partition lacks).
+    # (the degrees keep their shares). Cora's count (about 1,600 triangles) is mostly precise enough at the
+    # triangles' 0.08 of epsilon 8; where its stage 1 says otherwise (1 of 16 fits in a review) stage 2 takes part of
+    # the partition's surplus back (what the partition lacks), at most half of it.
     moved = sum(SWEEP_SHIFT.values())
     spent = {}
     for e in budget.ledger:
@@ -294,7 +295,9 @@ def test_label_sweeps_run_when_the_released_degrees_allow_them(cora):
         key = {"node_degrees": "rank_degrees"}.get(key, key)
         spent[key] = spent.get(key, 0.0) + e.params["epsilon"] * e.count
     taken = 8.0 * (DEFAULT_FRACTIONS["partition"] + moved) - down.params["epsilon"]
-    assert 0.0 <= taken <= TRIANGLE_SPARE_FROM_PARTITION * 8.0 * (DEFAULT_FRACTIONS["partition"] + moved)
+    surplus = 8.0 * (DEFAULT_FRACTIONS["partition"] + moved) - sweep_epsilon_needed(
+        fitted.config["released_mean_degree"])
+    assert -1e-12 <= taken <= TRIANGLE_SPARE_FROM_PARTITION * surplus + 1e-12
     for key, share in SWEEP_SHIFT.items():
         extra = taken - spent.get("clustering_sum_second", 0.0) if key == "triangles" else 0.0
         assert spent[key] == pytest.approx(8.0 * (DEFAULT_FRACTIONS[key] - share) + extra), key
@@ -356,7 +359,8 @@ def test_sample_matches_released_statistics(cora):
     assert abs(triangle_count(g) - target) <= 0.25 * target
     # The release itself is within its own noise of the truth: 30% for the cap's truncation and the bias model, plus
     # four Laplace scales of the final stage (2 x cap / its epsilon; exceeded with probability e^-4 per draw).
-    scale = 2.0 * fitted.config["triangle_cap"] / (0.8 * fitted.config["triangle_epsilon"])
+    scale = fitted.config["triangle_noise_scale"]
+    assert scale <= 2.0 * fitted.config["triangle_cap"] / (0.8 * fitted.config["triangle_epsilon"]) + 1e-9
     assert abs(target - triangle_count(cora)) <= 0.3 * triangle_count(cora) + 4.0 * scale
 
 

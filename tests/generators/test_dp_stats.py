@@ -20,6 +20,7 @@ from graphrelease.generators.degree_postprocess import (
 from graphrelease.generators.dp_stats import (
     COMPONENT_SENSITIVITY,
     DEGREE_SENSITIVITY,
+    TRIANGLE_RELATIVE_SCALE,
     capped_triangle_count,
     capped_triangle_sensitivity,
     component_count,
@@ -145,6 +146,48 @@ def test_releases_charge_the_ledger(cora):
     assert 1.0 <= comps <= cora.num_nodes
     # Released degrees are the isotonic sorted values handed out by noisy rank: a permutation of sorted values.
     assert np.all(np.diff(np.sort(deg.values)) >= 0) and deg.values.min() >= 0
+
+
+def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(cora, data_dir):
+    """``release_triangles(spare=...)``: stage 2 spends what brings its Laplace scale to TRIANGLE_RELATIVE_SCALE of
+    stage 1's estimate, taken as at least stage 1's own scale (a count it cannot tell from 0), or to the cap's
+    residual modelled bias / sqrt 2 where that is larger, at most ``spare``; the ledger holds what was spent."""
+    from tests.generators.test_bter import _union_of_collection
+
+    # MUTAG's molecules as one graph: degrees <= 4, no triangle. Stage 1's estimate is noise, so its own scale sizes
+    # the count, and no cap bias is modelled: the relative scale decides (a release at 0 asked for a scale of 0.1
+    # triangles and took the whole spare before the floor).
+    mutag = _union_of_collection(data_dir, "MUTAG")
+    for seed in range(3):
+        budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
+        rng = np.random.default_rng(seed)
+        deg = release_degrees(mutag, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
+        tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=2.0)
+        (first,) = [e for e in budget.ledger if e.stage == "t.triangles_scale"]
+        (second,) = [e for e in budget.ledger if e.stage == "t.triangles"]
+        assert tri.size_estimate >= first.sensitivity / first.params["epsilon"] - 1e-9
+        assert tri.target_scale == pytest.approx(TRIANGLE_RELATIVE_SCALE * tri.size_estimate)
+        assert 0.0 < tri.extra_epsilon < 2.0
+        assert second.params["epsilon"] == pytest.approx(0.8 * 0.2 + tri.extra_epsilon)
+        assert tri.noise_scale == pytest.approx(second.sensitivity / second.params["epsilon"])
+        assert tri.noise_scale == pytest.approx(tri.target_scale)
+        assert math.isclose(basic_composition(budget), 2.2 + tri.extra_epsilon, rel_tol=1e-9)
+    # Cora (hubs far above the cap): the residual bias sets a target above the relative scale, and the base share
+    # already meets it, so nothing is taken although the scale is above 10% of the estimate.
+    for seed in range(3):
+        budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
+        rng = np.random.default_rng(seed)
+        deg = release_degrees(cora, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
+        tri = release_triangles(cora, budget, rng, epsilon=0.64, degrees=deg.values, stage="t", spare=2.0)
+        assert tri.target_scale > TRIANGLE_RELATIVE_SCALE * tri.size_estimate
+        assert tri.extra_epsilon == 0.0 and tri.noise_scale <= tri.target_scale
+    # Without a spare stage 2 spends its share.
+    budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
+    rng = np.random.default_rng(0)
+    deg = release_degrees(mutag, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
+    tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t")
+    assert tri.extra_epsilon == 0.0 and tri.target_scale == 0.0
+    assert [e for e in budget.ledger if e.stage == "t.triangles"][0].params["epsilon"] == pytest.approx(0.16)
 
 
 def test_triangle_estimate_is_accurate_at_high_epsilon(cora):

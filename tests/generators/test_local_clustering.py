@@ -431,8 +431,8 @@ def test_dp_bter_rewires_a_dense_core_towards_its_triangle_count(data_dir):
     hubs at 0.87-0.88 of their released wedges. Since the hubs of half the graph take their repair partners among
     the nodes left short (``affinity.SATURATED_HUB_SHARE``, structure log item 24): wedges 0.94-0.95, transitivity
     +0.25 / +0.25 / +0.22, average clustering -0.18 / -0.10 / -0.15. Since session 23 the count is released before
-    the partition and may take part of its surplus (bter.TRIANGLE_SPARE_FROM_PARTITION; these fits: 0.02 / 0.24 /
-    0.31 of epsilon): transitivity +0.23 / +0.13 / +0.20, average clustering -0.12 / -0.20 / -0.14. ~8 s."""
+    the partition and may take part of its surplus (bter.TRIANGLE_SPARE_FROM_PARTITION; these fits take epsilon 0.02 /
+    0.24 / 0.31): transitivity +0.23 / +0.13 / +0.20, average clustering -0.12 / -0.20 / -0.14. ~8 s."""
     ball = _chameleon_hub_ball(data_dir)
     g0 = ball.to_igraph()
     trans0, avg0 = g0.transitivity_undirected(), g0.transitivity_avglocal_undirected(mode="zero")
