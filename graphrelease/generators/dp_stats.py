@@ -382,7 +382,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     With ``spare`` > 0, stage 2 may spend up to ``spare`` more than its share of ``epsilon``: as much as brings its
     Laplace scale :math:`2D_2/\varepsilon_2` down to :math:`\max(r S, B(D_2)/\sqrt 2)`, where :math:`r` =
     ``relative_scale`` (default :data:`TRIANGLE_RELATIVE_SCALE`), :math:`S` is stage 1's estimate (plus half its
-    modelled bias) but at least stage 1's own Laplace scale (a smaller count stage 1 cannot tell from 0), and
+    modelled bias) but at least stage 1's own Laplace scale (a smaller count stage 1 cannot tell from 0) and 1, and
     :math:`B(D_2)` the residual (half) modelled bias at the cap: noise below it buys little. :math:`D_2` moves with
     :math:`\varepsilon_2`, so the rule alternates between the two (four rounds, ending on the epsilon for the cap
     kept). The extra epsilon is a function of stage 1's release and the released degrees, so the caller charges both
@@ -396,6 +396,9 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     """
     if not (0.0 < scale_fraction < 1.0):
         raise OptionError(f"scale_fraction must be in (0, 1), got {scale_fraction}")
+    if profile and spare > 0.0:
+        # The size floor is stage 1's Laplace scale; the profile's stage 1 is a vector whose third-of-sum has another.
+        raise OptionError("release_triangles: a spare is not supported with profile=True")
     deg_hat = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
     eps1 = float(epsilon) * scale_fraction
     eps2 = float(epsilon) - eps1

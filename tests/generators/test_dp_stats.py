@@ -10,6 +10,7 @@ import pytest
 
 from graphrelease.audit.statistics import triangle_count
 from graphrelease.audit.compare import degree_histogram_kl
+from graphrelease.errors import OptionError
 from graphrelease.generators.degree_postprocess import (
     DITHER_SCALES,
     WEDGE_PIVOT,
@@ -154,9 +155,10 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
     residual modelled bias / sqrt 2 where that is larger, at most ``spare``; the ledger holds what was spent."""
     from tests.generators.test_bter import _union_of_collection
 
-    # MUTAG's molecules as one graph: degrees <= 4, no triangle. Stage 1's estimate is noise, so its own scale sizes
-    # the count, and no cap bias is modelled: the relative scale decides (a release at 0 asked for a scale of 0.1
-    # triangles and took the whole spare before the floor).
+    # MUTAG's molecules as one graph: degrees <= 4, no triangle. Stage 1's estimate is noise, and where it lies below
+    # its own scale that scale sizes the count; the cap's modelled bias is at most a few triangles here, so the
+    # relative scale decides (a release at 0 asked for a scale of 0.1 triangles and took the whole spare before the
+    # floor).
     mutag = _union_of_collection(data_dir, "MUTAG")
     for seed in range(3):
         budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
@@ -165,13 +167,27 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
         tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=2.0)
         (first,) = [e for e in budget.ledger if e.stage == "t.triangles_scale"]
         (second,) = [e for e in budget.ledger if e.stage == "t.triangles"]
-        assert tri.size_estimate >= first.sensitivity / first.params["epsilon"] - 1e-9
-        assert tri.target_scale == pytest.approx(TRIANGLE_RELATIVE_SCALE * tri.size_estimate)
+        own = first.sensitivity / first.params["epsilon"]  # stage 1's Laplace scale
+        assert tri.size_estimate >= own - 1e-9
+        if tri.raw_scale < own:  # stage 1 cannot tell the count from 0: its own scale sizes it
+            assert tri.size_estimate == pytest.approx(own)
+        assert TRIANGLE_RELATIVE_SCALE == 0.1  # the value docs/privacy.md states
+        assert tri.target_scale == pytest.approx(0.1 * tri.size_estimate)
         assert 0.0 < tri.extra_epsilon < 2.0
         assert second.params["epsilon"] == pytest.approx(0.8 * 0.2 + tri.extra_epsilon)
         assert tri.noise_scale == pytest.approx(second.sensitivity / second.params["epsilon"])
         assert tri.noise_scale == pytest.approx(tri.target_scale)
         assert math.isclose(basic_composition(budget), 2.2 + tri.extra_epsilon, rel_tol=1e-9)
+    # A small spare runs out: stage 2 spends it all and stays short of the target.
+    for seed in range(3):
+        budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
+        rng = np.random.default_rng(seed)
+        deg = release_degrees(mutag, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
+        tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=0.1)
+        (second,) = [e for e in budget.ledger if e.stage == "t.triangles"]
+        assert tri.extra_epsilon == pytest.approx(0.1)
+        assert second.params["epsilon"] == pytest.approx(0.16 + 0.1)
+        assert tri.noise_scale > tri.target_scale
     # Cora (hubs far above the cap): the residual bias sets a target above the relative scale, and the base share
     # already meets it, so nothing is taken although the scale is above 10% of the estimate.
     for seed in range(3):
@@ -188,6 +204,8 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
     tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t")
     assert tri.extra_epsilon == 0.0 and tri.target_scale == 0.0
     assert [e for e in budget.ledger if e.stage == "t.triangles"][0].params["epsilon"] == pytest.approx(0.16)
+    with pytest.raises(OptionError):  # the size floor is defined for the scalar stage 1 only
+        release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=1.0, profile=True)
 
 
 def test_triangle_estimate_is_accurate_at_high_epsilon(cora):
