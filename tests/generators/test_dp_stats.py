@@ -149,6 +149,14 @@ def test_releases_charge_the_ledger(cora):
     assert np.all(np.diff(np.sort(deg.values)) >= 0) and deg.values.min() >= 0
 
 
+def _released_triangles(graph: Graph, seed: int, epsilon: float, **options):
+    """Released degrees, then ``release_triangles`` at ``epsilon`` on them, seeded: the budget and the release."""
+    budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
+    rng = np.random.default_rng(seed)
+    deg = release_degrees(graph, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
+    return budget, release_triangles(graph, budget, rng, epsilon=epsilon, degrees=deg.values, stage="t", **options)
+
+
 def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(cora, data_dir):
     """``release_triangles(spare=...)``: stage 2 spends what brings its Laplace scale to TRIANGLE_RELATIVE_SCALE of
     stage 1's estimate, taken as at least stage 1's own scale (a count it cannot tell from 0), or to the cap's
@@ -161,10 +169,7 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
     # floor).
     mutag = _union_of_collection(data_dir, "MUTAG")
     for seed in range(3):
-        budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
-        rng = np.random.default_rng(seed)
-        deg = release_degrees(mutag, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
-        tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=2.0)
+        budget, tri = _released_triangles(mutag, seed, 0.2, spare=2.0)
         (first,) = [e for e in budget.ledger if e.stage == "t.triangles_scale"]
         (second,) = [e for e in budget.ledger if e.stage == "t.triangles"]
         own = first.sensitivity / first.params["epsilon"]  # stage 1's Laplace scale
@@ -180,10 +185,7 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
         assert math.isclose(basic_composition(budget), 2.2 + tri.extra_epsilon, rel_tol=1e-9)
     # A small spare runs out: stage 2 spends it all and stays short of the target.
     for seed in range(3):
-        budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
-        rng = np.random.default_rng(seed)
-        deg = release_degrees(mutag, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
-        tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=0.1)
+        budget, tri = _released_triangles(mutag, seed, 0.2, spare=0.1)
         (second,) = [e for e in budget.ledger if e.stage == "t.triangles"]
         assert tri.extra_epsilon == pytest.approx(0.1)
         assert second.params["epsilon"] == pytest.approx(0.16 + 0.1)
@@ -191,21 +193,15 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
     # Cora (hubs far above the cap): the residual bias sets a target above the relative scale, and the base share
     # already meets it, so nothing is taken although the scale is above 10% of the estimate.
     for seed in range(3):
-        budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
-        rng = np.random.default_rng(seed)
-        deg = release_degrees(cora, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
-        tri = release_triangles(cora, budget, rng, epsilon=0.64, degrees=deg.values, stage="t", spare=2.0)
+        _, tri = _released_triangles(cora, seed, 0.64, spare=2.0)
         assert tri.target_scale > TRIANGLE_RELATIVE_SCALE * tri.size_estimate
         assert tri.extra_epsilon == 0.0 and tri.noise_scale <= tri.target_scale
     # Without a spare stage 2 spends its share.
-    budget = Budget(epsilon=10.0, delta=1e-6, adjacency="edge")
-    rng = np.random.default_rng(0)
-    deg = release_degrees(mutag, budget, rng, epsilon_sorted=1.0, epsilon_rank=1.0, stage="t")
-    tri = release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t")
+    budget, tri = _released_triangles(mutag, 0, 0.2)
     assert tri.extra_epsilon == 0.0 and tri.target_scale == 0.0
     assert [e for e in budget.ledger if e.stage == "t.triangles"][0].params["epsilon"] == pytest.approx(0.16)
     with pytest.raises(OptionError):  # the size floor is defined for the scalar stage 1 only
-        release_triangles(mutag, budget, rng, epsilon=0.2, degrees=deg.values, stage="t", spare=1.0, profile=True)
+        _released_triangles(mutag, 0, 0.2, spare=1.0, profile=True)
 
 
 def test_triangle_estimate_is_accurate_at_high_epsilon(cora):
