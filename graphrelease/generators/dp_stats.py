@@ -332,8 +332,6 @@ class TriangleRelease:
     raw_scale: float
     #: Epsilon stage 2 took from ``spare`` (0 when stage 1 said the base share was precise enough).
     extra_epsilon: float = 0.0
-    #: Total epsilon of the two stages (the ``epsilon`` asked for plus ``extra_epsilon``).
-    epsilon: float = 0.0
     #: Laplace scale of stage 2's count.
     noise_scale: float = 0.0
     #: Stage 1's estimate of the count that sized ``extra_epsilon``, at least stage 1's own scale (0 without a spare).
@@ -366,8 +364,7 @@ def triangle_noise_scale(cap: float, epsilon: float) -> float:
 
 def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
                       degrees: np.ndarray, stage: str, scale_fraction: float = TRIANGLE_SCALE_FRACTION,
-                      scale_quantile: float = 0.9, profile: bool = False, spare: float = 0.0,
-                      relative_scale: float | None = None) -> TriangleRelease:
+                      scale_quantile: float = 0.9, profile: bool = False, spare: float = 0.0) -> TriangleRelease:
     r"""Two-stage release of the capped triangle count (sequential composition, :math:`\varepsilon` in total).
 
     1. Scale: :math:`D_1` = the ``scale_quantile`` quantile of the released ``degrees`` (post-processing, at least 2);
@@ -381,7 +378,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
 
     With ``spare`` > 0, stage 2 may spend up to ``spare`` more than its share of ``epsilon``: as much as brings its
     Laplace scale :math:`2D_2/\varepsilon_2` down to :math:`\max(r S, B(D_2)/\sqrt 2)`, where :math:`r` =
-    ``relative_scale`` (default :data:`TRIANGLE_RELATIVE_SCALE`), :math:`S` is stage 1's estimate (plus half its
+    :data:`TRIANGLE_RELATIVE_SCALE`, :math:`S` is stage 1's estimate (plus half its
     modelled bias) but at least stage 1's own Laplace scale (a smaller count stage 1 cannot tell from 0) and 1, and
     :math:`B(D_2)` the residual (half) modelled bias at the cap: noise below it buys little. :math:`D_2` moves with
     :math:`\varepsilon_2`, so the rule alternates between the two (four rounds, ending on the epsilon for the cap
@@ -447,13 +444,12 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     extra, size, target = 0.0, 0.0, 0.0
     if spare > 0.0:
         # Stage 1's estimate (with the same half bias correction as the final one) says how large the count is;
-        # stage 2 gets what a Laplace scale of ``relative_scale`` of it needs at the cap that epsilon chooses (the
+        # stage 2 gets what a Laplace scale of TRIANGLE_RELATIVE_SCALE of it needs at the cap that epsilon chooses (the
         # cap moves with the epsilon: a few rounds, ending on the epsilon for the cap kept), at most ``spare``.
         # A stage-1 estimate at or below its own noise scale says only "small": taken as the count's size, a
         # release at 0 asked for a scale of 0.1 triangles and always took the whole spare (the 4-out graph at
         # epsilon 4 in 7 of 16 fits, a triangle-free molecule collection in every fit; review).
         size = max(t1 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), sens1 / eps1, 1.0)
-        share = TRIANGLE_RELATIVE_SCALE if relative_scale is None else float(relative_scale)
 
         def target_at(cap: float) -> float:
             # Noise below the cap's own residual (modelled) bias buys little, so the Laplace sd (sqrt(2) scales)
@@ -461,7 +457,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
             # the scale rule alone took 0.7-0.9 of epsilon from the partition (release NMI 0.19 -> 0.13, 0.20 -> 0.13)
             # and the triangles moved by less than their run-to-run spread (8 paired fits each).
             residual = RESIDUAL_BIAS * float(_modelled_bias(deg_hat, np.array([cap]), kappa)[0])
-            return max(share * size, residual / np.sqrt(2.0))
+            return max(TRIANGLE_RELATIVE_SCALE * size, residual / np.sqrt(2.0))
 
         def wanted(cap: float) -> float:
             return float(np.clip(capped_triangle_sensitivity(cap) / target_at(cap) - eps2, 0.0, spare))
@@ -482,7 +478,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     estimate = max(0.0, t2 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa2)[0]))
     return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1,
                            profile=noisy_profile, profile_scale=sens1 / eps1 if profile else 0.0,
-                           extra_epsilon=extra, epsilon=eps1 + eps2,
+                           extra_epsilon=extra,
                            noise_scale=capped_triangle_sensitivity(cap2) / eps2, size_estimate=size,
                            target_scale=target)
 

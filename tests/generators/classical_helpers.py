@@ -102,3 +102,13 @@ def degree_kl(orig_deg: np.ndarray, syn_deg: np.ndarray) -> float:
     q = np.bincount(syn_deg, minlength=size) / syn_deg.size
     m = p > 0
     return float(np.sum(p[m] * np.log(p[m] / np.maximum(q[m], 1e-10))))
+
+
+def union_of_collection(data_dir: Path, name: str) -> Graph:
+    """Every graph of a TU collection side by side, as one graph (disjoint union)."""
+    from graphrelease.io import read_graph
+
+    graphs = read_graph(data_dir / "collections" / name).data.graphs
+    offsets = np.cumsum([0] + [g.num_nodes for g in graphs])
+    edges = np.concatenate([g.edges + offsets[i] for i, g in enumerate(graphs)])
+    return Graph.from_edges(int(offsets[-1]), edges, name=f"{name}_union")[0]

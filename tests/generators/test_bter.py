@@ -43,7 +43,13 @@ from graphrelease.generators.dp_partition import ORDERING_MARGIN, sweep_epsilon_
 from graphrelease.generators.dp_stats import capped_triangle_sensitivity
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
-from tests.generators.classical_helpers import check_budget_spent_exactly, degree_kl, load_npz_graph, small_subgraph
+from tests.generators.classical_helpers import (
+    check_budget_spent_exactly,
+    degree_kl,
+    load_npz_graph,
+    small_subgraph,
+    union_of_collection,
+)
 
 
 @pytest.fixture(scope="module")
@@ -119,16 +125,6 @@ def _entry(budget, stage: str):
     return entry
 
 
-def _union_of_collection(data_dir, name: str) -> Graph:
-    """Every graph of a TU collection side by side, as one graph (disjoint union)."""
-    from graphrelease.io import read_graph
-
-    graphs = read_graph(data_dir / "collections" / name).data.graphs
-    offsets = np.cumsum([0] + [g.num_nodes for g in graphs])
-    edges = np.concatenate([g.edges + offsets[i] for i, g in enumerate(graphs)])
-    return Graph.from_edges(int(offsets[-1]), edges, name=f"{name}_union")[0]
-
-
 def test_under_the_sweeps_a_noisy_triangle_count_takes_part_of_the_partitions_surplus(data_dir):
     """Under the sweeps the count's share is 0.04-0.13 of epsilon, against 0.33-0.49 without them, so small counts
     came out noisier at epsilon 4 or 8 than at 2. Stage 2 may take up to TRIANGLE_SPARE_FROM_PARTITION of the
@@ -137,7 +133,7 @@ def test_under_the_sweeps_a_noisy_triangle_count_takes_part_of_the_partitions_su
     2.2, no triangle, largest degree 4) at epsilon 16, where the sweeps run. The partition pays exactly what the count
     took and every fit spends epsilon. A count that is large for its noise takes nothing (Cora-ML at epsilon 8: 5,308
     triangles, scale about 6% of them)."""
-    g = _union_of_collection(data_dir, "MUTAG")
+    g = union_of_collection(data_dir, "MUTAG")
     partition_share = 16.0 * (DEFAULT_FRACTIONS["partition"] + sum(SWEEP_SHIFT.values()))
     took = []
     for seed in range(4):

@@ -48,6 +48,7 @@ from tests.generators.classical_helpers import (
     degree_kl,
     load_npz_graph,
     small_subgraph,
+    union_of_collection,
 )
 
 
@@ -161,13 +162,11 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
     """``release_triangles(spare=...)``: stage 2 spends what brings its Laplace scale to TRIANGLE_RELATIVE_SCALE of
     stage 1's estimate, taken as at least stage 1's own scale (a count it cannot tell from 0), or to the cap's
     residual modelled bias / sqrt 2 where that is larger, at most ``spare``; the ledger holds what was spent."""
-    from tests.generators.test_bter import _union_of_collection
-
     # MUTAG's molecules as one graph: degrees <= 4, no triangle. Stage 1's estimate is noise, and where it lies below
     # its own scale that scale sizes the count; the cap's modelled bias is at most a few triangles here, so the
     # relative scale decides (a release at 0 asked for a scale of 0.1 triangles and took the whole spare before the
     # floor).
-    mutag = _union_of_collection(data_dir, "MUTAG")
+    mutag = union_of_collection(data_dir, "MUTAG")
     for seed in range(3):
         budget, tri = _released_triangles(mutag, seed, 0.2, spare=2.0)
         (first,) = [e for e in budget.ledger if e.stage == "t.triangles_scale"]
