@@ -30,7 +30,9 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
    count :math:`T_D`, two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`), released before the
    partition: under the sweeps (default share set, no profile), where stage 1 says the count is too noisy for its
-   size (Laplace scale above 10% of its estimate, or of its own scale if larger), stage 2 takes up to
+   size (Laplace scale above :func:`~graphrelease.generators.dp_stats.triangle_relative_scale` of the release's
+   epsilon, 0.1 up to epsilon 1 and 0.1 / sqrt(epsilon) above, times its estimate plus its modelled capping bias,
+   or its own scale if larger), stage 2 takes up to
    :data:`TRIANGLE_SPARE_FROM_PARTITION` of the partition's surplus (its epsilon beyond what 3 labels need), which
    the partition then does without; it stops where the noise would fall below the cap's residual modelled bias. With
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
@@ -145,6 +147,7 @@ from graphrelease.generators.dp_stats import (
     release_triangles,
     triangle_incidences,
     triangle_noise_scale,
+    triangle_relative_scale,
 )
 from graphrelease.graph import Graph, sorted_unique
 from graphrelease.privacy.ledger import LedgerEntry
@@ -199,7 +202,7 @@ SPARE_FOR_CLUSTERING_SUM = 0.5
 SWEEP_SPARE_FOR_CLUSTERING_SUM = 0.5
 #: Share of the partition's surplus (its epsilon beyond what the sweeps need for 3 labels) that the triangle count's
 #: second stage may take when its first says the count is too noisy for its size (relative scale above
-#: :data:`~graphrelease.generators.dp_stats.TRIANGLE_RELATIVE_SCALE`, and above the cap's residual modelled bias:
+#: :func:`~graphrelease.generators.dp_stats.triangle_relative_scale`, and above the cap's residual modelled bias:
 #: :func:`~graphrelease.generators.dp_stats.release_triangles`). Without it the count's share fell from 0.33-0.49
 #: of epsilon to 0.04 where the sweeps begin to run, so counts of a few thousand triangles were noisier at epsilon 4
 #: than at 1 or 2 (Cora-ML: the count's epsilon, both stages, 1.46 at epsilon 3, 0.52 at 4 and 0.48 at 6).
@@ -889,7 +892,8 @@ class DPBTER(GraphGenerator):
             # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
             # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
             tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
-                                    profile=self.clustering_profile, spare=tri_spare)
+                                    profile=self.clustering_profile, spare=tri_spare,
+                                    relative_scale=triangle_relative_scale(eps))
             f["triangles"] += tri.extra_epsilon
             f["partition"] -= tri.extra_epsilon
             if sweeps:

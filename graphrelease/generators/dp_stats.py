@@ -348,11 +348,29 @@ class TriangleRelease:
 #: Share of the triangle count's epsilon that its first stage (the scale) spends.
 TRIANGLE_SCALE_FRACTION = 0.2
 #: Laplace scale, relative to stage 1's estimate, that a spare share tops :func:`release_triangles`' stage 2 up to
-#: (the clustering sum's top-up uses the same 0.1). Measured before the bias stop and the size floor: 0.05 took more
-#: from ``dp_bter``'s partition (12 seeded fits on a 1,000-node LFR graph, mixing 0.3, at epsilon 4: release NMI 0.33
-#: -> 0.27 for triangle RE 0.23 -> 0.19); at 0.1 the NMI stayed (0.32) and at epsilon 2 the triangle RE still fell
-#: 0.26 -> 0.21.
+#: at epsilon 1 (the clustering sum's top-up uses the same 0.1); above epsilon 1 it falls as
+#: :data:`TRIANGLE_RELATIVE_SCALE_POWER` says (:func:`triangle_relative_scale`). Measured before the bias stop and the
+#: size floor: 0.05 took more from ``dp_bter``'s partition (12 seeded fits on a 1,000-node LFR graph, mixing 0.3, at
+#: epsilon 4: release NMI 0.33 -> 0.27 for triangle RE 0.23 -> 0.19); at 0.1 the NMI stayed (0.32) and at epsilon 2
+#: the triangle RE still fell 0.26 -> 0.21. That graph's NMI at epsilon 1 is 0.05, so since item 31 the rule makes
+#: the trade at epsilon 4 (0.05 there) to keep the count improving with epsilon.
 TRIANGLE_RELATIVE_SCALE = 0.1
+#: The top-up's relative scale is ``TRIANGLE_RELATIVE_SCALE / max(epsilon, 1) ** TRIANGLE_RELATIVE_SCALE_POWER``
+#: (``epsilon`` the release's total). Why: with one target at every epsilon the count under the sweeps stayed as
+#: noisy at epsilon 4 as at 1 (its scale 6-9% of a 300-node connectome proxy's 2,017 triangles at both), and the
+#: cap rule's bias made it worse at 4 (8 paired seeded fits, drawn triangle RE 0.028 at epsilon 1, 0.079 at 4).
+#: Measured at epsilon 4 (medians of 6-8 paired seeded fits; power 0 / 0.5 / 1): that proxy's triangle RE 0.079 /
+#: 0.045 / 0.032 and NMI 0.306 / 0.302 / 0.209; an LFR graph (mixing 0.3) 0.236 / 0.178 / 0.132 for NMI 0.311 /
+#: 0.271 / 0.226; a 4-out random graph 1.02 / 0.38 / 0.38; graphs whose count is large for its noise (Facebook,
+#: LastFM, Slashdot, the e-mail proxies) take nothing or little at 0.5. Structure log item 31.
+TRIANGLE_RELATIVE_SCALE_POWER = 0.5
+
+
+def triangle_relative_scale(epsilon: float) -> float:
+    """Relative Laplace scale that :func:`release_triangles`' top-up aims for when the release's total epsilon is
+    ``epsilon`` (a public setting): :data:`TRIANGLE_RELATIVE_SCALE` up to epsilon 1, falling as
+    ``epsilon ** -TRIANGLE_RELATIVE_SCALE_POWER`` above it, so the count gets more precise as epsilon grows."""
+    return TRIANGLE_RELATIVE_SCALE / max(float(epsilon), 1.0) ** TRIANGLE_RELATIVE_SCALE_POWER
 
 
 def triangle_noise_scale(cap: float, epsilon: float) -> float:
@@ -364,7 +382,8 @@ def triangle_noise_scale(cap: float, epsilon: float) -> float:
 
 def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
                       degrees: np.ndarray, stage: str, scale_fraction: float = TRIANGLE_SCALE_FRACTION,
-                      scale_quantile: float = 0.9, profile: bool = False, spare: float = 0.0) -> TriangleRelease:
+                      scale_quantile: float = 0.9, profile: bool = False, spare: float = 0.0,
+                      relative_scale: float = TRIANGLE_RELATIVE_SCALE) -> TriangleRelease:
     r"""Two-stage release of the capped triangle count (sequential composition, :math:`\varepsilon` in total).
 
     1. Scale: :math:`D_1` = the ``scale_quantile`` quantile of the released ``degrees`` (post-processing, at least 2);
@@ -378,8 +397,9 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
 
     With ``spare`` > 0, stage 2 may spend up to ``spare`` more than its share of ``epsilon``: as much as brings its
     Laplace scale :math:`2D_2/\varepsilon_2` down to :math:`\max(r S, B(D_2)/\sqrt 2)`, where :math:`r` =
-    :data:`TRIANGLE_RELATIVE_SCALE`, :math:`S` is stage 1's estimate (plus half its
-    modelled bias) but at least stage 1's own Laplace scale (a smaller count stage 1 cannot tell from 0) and 1, and
+    ``relative_scale`` (``dp_bter`` passes :func:`triangle_relative_scale` of its epsilon), :math:`S` is stage 1's
+    estimate plus its whole modelled capping bias, but at least stage 1's own Laplace scale (a smaller count stage 1
+    cannot tell from 0) and 1, and
     :math:`B(D_2)` the residual (half) modelled bias at the cap: noise below it buys little. :math:`D_2` moves with
     :math:`\varepsilon_2`, so the rule alternates between the two (four rounds, ending on the epsilon for the cap
     kept). The extra epsilon is a function of stage 1's release and the released degrees, so the caller charges both
@@ -393,6 +413,8 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     """
     if not (0.0 < scale_fraction < 1.0):
         raise OptionError(f"scale_fraction must be in (0, 1), got {scale_fraction}")
+    if not relative_scale > 0.0:
+        raise OptionError(f"relative_scale must be positive, got {relative_scale}")
     if profile and spare > 0.0:
         # The size floor is stage 1's Laplace scale; the profile's stage 1 is a vector whose third-of-sum has another.
         raise OptionError("release_triangles: a spare is not supported with profile=True")
@@ -443,13 +465,17 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     cap2 = best_cap(eps2)
     extra, size, target = 0.0, 0.0, 0.0
     if spare > 0.0:
-        # Stage 1's estimate (with the same half bias correction as the final one) says how large the count is;
-        # stage 2 gets what a Laplace scale of TRIANGLE_RELATIVE_SCALE of it needs at the cap that epsilon chooses (the
+        # Stage 1's estimate (plus its modelled capping bias) says how large the count is;
+        # stage 2 gets what a Laplace scale of ``relative_scale`` of it needs at the cap that epsilon chooses (the
         # cap moves with the epsilon: a few rounds, ending on the epsilon for the cap kept), at most ``spare``.
         # A stage-1 estimate at or below its own noise scale says only "small": taken as the count's size, a
         # release at 0 asked for a scale of 0.1 triangles and always took the whole spare (the 4-out graph at
         # epsilon 4 in 7 of 16 fits, a triangle-free molecule collection in every fit; review).
-        size = max(t1 + 0.5 * float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), sens1 / eps1, 1.0)
+        # The whole modelled bias sizes it (the estimate itself adds half): stage 1 at the 0.9 quantile holds 0.08-0.92
+        # of the count on 13 graphs, and with half the bias the size read 0.33-0.96 of it (Slashdot 0.33, LastFM
+        # 0.54), so hub-rich graphs asked for up to three times the precision they needed; with the whole one it reads
+        # 0.59-1.38 (Cora the top; noise-free stage 1, true degrees for the released ones).
+        size = max(t1 + float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), sens1 / eps1, 1.0)
 
         def target_at(cap: float) -> float:
             # Noise below the cap's own residual (modelled) bias buys little, so the Laplace sd (sqrt(2) scales)
@@ -457,7 +483,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
             # the scale rule alone took 0.7-0.9 of epsilon from the partition (release NMI 0.19 -> 0.13, 0.20 -> 0.13)
             # and the triangles moved by less than their run-to-run spread (8 paired fits each).
             residual = RESIDUAL_BIAS * float(_modelled_bias(deg_hat, np.array([cap]), kappa)[0])
-            return max(TRIANGLE_RELATIVE_SCALE * size, residual / np.sqrt(2.0))
+            return max(relative_scale * size, residual / np.sqrt(2.0))
 
         def wanted(cap: float) -> float:
             return float(np.clip(capped_triangle_sensitivity(cap) / target_at(cap) - eps2, 0.0, spare))

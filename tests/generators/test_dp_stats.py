@@ -37,6 +37,7 @@ from graphrelease.generators.dp_stats import (
     triangle_incidences,
     triangle_profile,
     triangle_profile_sensitivity,
+    triangle_relative_scale,
 )
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
@@ -158,9 +159,40 @@ def _released_triangles(graph: Graph, seed: int, epsilon: float, **options):
     return budget, release_triangles(graph, budget, rng, epsilon=epsilon, degrees=deg.values, stage="t", **options)
 
 
+def test_the_top_ups_relative_scale_falls_with_epsilon_above_1():
+    """dp_bter's triangle top-up aims for 10% of the count's size up to epsilon 1 and 10% / sqrt(epsilon) above it
+    (docs/privacy.md#dp-bter), so the count under the sweeps gets more precise as epsilon grows."""
+    assert triangle_relative_scale(0.25) == triangle_relative_scale(1.0) == pytest.approx(0.1)
+    assert triangle_relative_scale(4.0) == pytest.approx(0.05)
+    assert triangle_relative_scale(16.0) == pytest.approx(0.025)
+    scales = [triangle_relative_scale(e) for e in (1.0, 1.5, 2.0, 3.0, 8.0)]
+    assert all(a > b for a, b in zip(scales, scales[1:]))
+
+
+def test_the_top_up_sizes_the_count_with_stage_1s_whole_modelled_bias(cora):
+    """The size that the spare's target is a share of: stage 1's release plus its whole modelled capping bias (the
+    estimate itself adds half), unless stage 1's own Laplace scale is larger. Recomputed here from stage 1's release,
+    the same released degrees and the model."""
+    from graphrelease.generators.dp_stats import _modelled_bias
+
+    for seed in range(3):
+        budget, tri = _released_triangles(cora, seed, 0.64, spare=2.0)
+        (first,) = [e for e in budget.ledger if e.stage == "t.triangles_scale"]
+        deg = release_degrees(cora, Budget(epsilon=10.0, delta=1e-6, adjacency="edge"), np.random.default_rng(seed),
+                              epsilon_sorted=1.0, epsilon_rank=1.0, stage="t").values
+        dd = np.maximum(deg, 1.0)
+        wedges = float(np.sum(dd * (dd - 1.0) / 2.0 * np.minimum(1.0, tri.cap_scale / dd)))
+        kappa = max(tri.raw_scale, 0.0) / wedges
+        bias = float(_modelled_bias(deg, np.array([tri.cap_scale]), kappa)[0])
+        own = first.sensitivity / first.params["epsilon"]
+        assert bias > 0.1 * tri.raw_scale  # Cora's hubs lie far above the 0.9 quantile: the bias matters
+        assert tri.size_estimate == pytest.approx(max(tri.raw_scale + bias, own, 1.0))
+
+
 def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(cora, data_dir):
-    """``release_triangles(spare=...)``: stage 2 spends what brings its Laplace scale to TRIANGLE_RELATIVE_SCALE of
-    stage 1's estimate, taken as at least stage 1's own scale (a count it cannot tell from 0), or to the cap's
+    """``release_triangles(spare=...)``: stage 2 spends what brings its Laplace scale to ``relative_scale``
+    (default TRIANGLE_RELATIVE_SCALE) of stage 1's estimate plus its modelled bias, taken as at least stage 1's own
+    scale (a count it cannot tell from 0), or to the cap's
     residual modelled bias / sqrt 2 where that is larger, at most ``spare``; the ledger holds what was spent."""
     # MUTAG's molecules as one graph: degrees <= 4, no triangle. Stage 1's estimate is noise, and where it lies below
     # its own scale that scale sizes the count; the cap's modelled bias is at most a few triangles here, so the
@@ -175,7 +207,7 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
         assert tri.size_estimate >= own - 1e-9
         if tri.raw_scale < own:  # stage 1 cannot tell the count from 0: its own scale sizes it
             assert tri.size_estimate == pytest.approx(own)
-        assert TRIANGLE_RELATIVE_SCALE == 0.1  # the value docs/privacy.md states
+        assert TRIANGLE_RELATIVE_SCALE == 0.1  # the value docs/privacy.md states (the default relative_scale)
         assert tri.target_scale == pytest.approx(0.1 * tri.size_estimate)
         assert 0.0 < tri.extra_epsilon < 2.0
         assert second.params["epsilon"] == pytest.approx(0.8 * 0.2 + tri.extra_epsilon)
@@ -189,11 +221,17 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
         assert tri.extra_epsilon == pytest.approx(0.1)
         assert second.params["epsilon"] == pytest.approx(0.16 + 0.1)
         assert tri.noise_scale > tri.target_scale
-    # Cora (hubs far above the cap): the residual bias sets a target above the relative scale, and the base share
-    # already meets it, so nothing is taken although the scale is above 10% of the estimate.
+    # A smaller relative scale (dp_bter's above epsilon 1) asks for more: 0.05 of the same sizes.
     for seed in range(3):
-        _, tri = _released_triangles(cora, seed, 0.64, spare=2.0)
-        assert tri.target_scale > TRIANGLE_RELATIVE_SCALE * tri.size_estimate
+        _, tri = _released_triangles(mutag, seed, 0.2, spare=2.0, relative_scale=0.05)
+        assert tri.target_scale == pytest.approx(0.05 * tri.size_estimate)
+        assert tri.noise_scale == pytest.approx(tri.target_scale)
+    # Cora (hubs far above the cap) at relative scale 0.05: the residual bias sets a target above the relative scale,
+    # and the base share already meets it, so nothing is taken although the scale is above 5% of the estimate.
+    for seed in range(3):
+        _, tri = _released_triangles(cora, seed, 0.64, spare=2.0, relative_scale=0.05)
+        assert tri.target_scale > 0.05 * tri.size_estimate
+        assert tri.noise_scale > 0.05 * tri.size_estimate
         assert tri.extra_epsilon == 0.0 and tri.noise_scale <= tri.target_scale
     # Without a spare stage 2 spends its share.
     budget, tri = _released_triangles(mutag, 0, 0.2)
@@ -201,6 +239,8 @@ def test_a_spare_tops_the_triangle_counts_second_stage_up_to_its_relative_scale(
     assert [e for e in budget.ledger if e.stage == "t.triangles"][0].params["epsilon"] == pytest.approx(0.16)
     with pytest.raises(OptionError):  # the size floor is defined for the scalar stage 1 only
         _released_triangles(mutag, 0, 0.2, spare=1.0, profile=True)
+    with pytest.raises(OptionError, match="relative_scale"):
+        _released_triangles(mutag, 0, 0.2, spare=1.0, relative_scale=0.0)
 
 
 def test_triangle_estimate_is_accurate_at_high_epsilon(cora):
