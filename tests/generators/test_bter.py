@@ -133,8 +133,9 @@ def test_under_the_sweeps_a_noisy_triangle_count_takes_part_of_the_partitions_su
     2.2, no triangle, largest degree 4) at epsilon 16, where the sweeps run. Stage 1 cannot tell this count from 0,
     so its own scale sizes it, and the relative target at epsilon 16 (0.1 / 4, dp_bter's triangle_relative_scale) asks
     for more than the spare: every fit takes the whole spare (with 0.1 at every epsilon, before session 24, they took
-    0.11-0.77). The partition pays exactly what the count took and every fit spends epsilon. A count whose noise already lies below its cap's residual bias takes nothing
-    (Cora-ML at epsilon 8: 5,308 triangles, scale about 6% of them, above the relative target of 0.1 / sqrt 8)."""
+    0.11-0.77 of epsilon, 0.06-0.40 of the spare). The partition pays exactly what the count took and every fit
+    spends epsilon. A count whose noise already lies below its cap's residual bias takes nothing (Cora-ML at epsilon
+    8: 5,308 triangles, scale about 6% of them, above the relative target of 0.1 / sqrt 8)."""
     g = union_of_collection(data_dir, "MUTAG")
     partition_share = 16.0 * (DEFAULT_FRACTIONS["partition"] + sum(SWEEP_SHIFT.values()))
     took = []
