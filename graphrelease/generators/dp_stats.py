@@ -460,10 +460,11 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     # noise sd 0.29 of T, where D = 33 has noise 0.15 and a measured bias of +8%; reports/structure_fidelity.md.)
     bias = RESIDUAL_BIAS * _modelled_bias(deg_hat, grid, kappa)
 
-    def best_cap(eps: float) -> float:
-        return float(grid[int(np.argmin(bias ** 2 + 2.0 * (capped_triangle_sensitivity(1.0) * grid / eps) ** 2))])
+    def best_cap(eps: float) -> int:
+        """Index into ``grid`` of the cap that minimises the residual bias^2 + noise variance at ``eps``."""
+        return int(np.argmin(bias ** 2 + 2.0 * (capped_triangle_sensitivity(1.0) * grid / eps) ** 2))
 
-    cap2 = best_cap(eps2)
+    i2 = best_cap(eps2)
     extra, size, target = 0.0, 0.0, 0.0
     if spare > 0.0:
         # Stage 1's estimate (plus its modelled capping bias) says how large the count is;
@@ -479,24 +480,22 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         # 0.54), so hub-rich graphs asked for up to three times the precision they needed; with the whole one it reads
         # 0.59-1.38 (Cora the top; noise-free stage 1, true degrees for the released ones).
         size = max(t1 + float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), sens1 / eps1, 1.0)
+        # Noise below the cap's own residual (modelled) bias, ``bias`` on the grid, buys little, so the Laplace sd
+        # (sqrt(2) scales) stops there: on 1,000-node BFS pieces of Chameleon and Cora (hubs, caps far above the 0.9
+        # quantile) the scale rule alone took 0.7-0.9 of epsilon from the partition (release NMI 0.19 -> 0.13, 0.20
+        # -> 0.13) and the triangles moved by less than their run-to-run spread (8 paired fits each).
+        targets = np.maximum(relative_scale * size, bias / np.sqrt(2.0))
 
-        def target_at(cap: float) -> float:
-            # Noise below the cap's own residual (modelled) bias buys little, so the Laplace sd (sqrt(2) scales)
-            # stops there: on 1,000-node BFS pieces of Chameleon and Cora (hubs, caps far above the 0.9 quantile)
-            # the scale rule alone took 0.7-0.9 of epsilon from the partition (release NMI 0.19 -> 0.13, 0.20 -> 0.13)
-            # and the triangles moved by less than their run-to-run spread (8 paired fits each).
-            residual = RESIDUAL_BIAS * float(_modelled_bias(deg_hat, np.array([cap]), kappa)[0])
-            return max(relative_scale * size, residual / np.sqrt(2.0))
+        def wanted(i: int) -> float:
+            return float(np.clip(capped_triangle_sensitivity(grid[i]) / targets[i] - eps2, 0.0, spare))
 
-        def wanted(cap: float) -> float:
-            return float(np.clip(capped_triangle_sensitivity(cap) / target_at(cap) - eps2, 0.0, spare))
-
-        extra = wanted(cap2)
+        extra = wanted(i2)
         for _ in range(3):
-            cap2 = best_cap(eps2 + extra)
-            extra = wanted(cap2)
-        target = target_at(cap2)
+            i2 = best_cap(eps2 + extra)
+            extra = wanted(i2)
+        target = float(targets[i2])
         eps2 += extra
+    cap2 = float(grid[i2])
     t2 = float(charge_laplace(budget, rng, capped(cap2), epsilon=eps2, sensitivity=capped_triangle_sensitivity(cap2),
                               stage=f"{stage}.triangles", proof=PROOF, cap=cap2,
                               note=f"smoothly capped triangle count, cap {cap2:.4g}, L1 sensitivity 2 x cap"))
