@@ -261,8 +261,8 @@ def release_degrees(graph: Graph, budget: Any, rng: np.random.Generator, *, epsi
                                    sensitivity=CUMULATIVE_SENSITIVITY, stage=f"{stage}.cumulative_degrees",
                                    proof=PROOF, note=f"#{{v: d_v <= j}} for j < {CUMULATIVE_DEGREES}, L1 sensitivity 2")
         before = sorted_vals
-        sorted_vals = np.clip(splice_low_degrees(sorted_vals, noisy_cum, CUMULATIVE_SENSITIVITY / epsilon_cumulative),
-                              0.0, n - 1)
+        sorted_vals = np.clip(splice_low_degrees(sorted_vals, noisy_cum, CUMULATIVE_SENSITIVITY / epsilon_cumulative,
+                                                 sorted_sd=noise_sd), 0.0, n - 1)
         # The splice rewrites a prefix (and raises values up to its last degree): everything up to its last change
         # is fixed by the counts, not by the sorted sequence.
         changed = np.flatnonzero(sorted_vals != before)

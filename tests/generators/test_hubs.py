@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from graphrelease.generators import GENERATORS
-from graphrelease.generators.degree_postprocess import PLATEAU_BAND, interpolate_plateaus
+from graphrelease.generators.degree_postprocess import PLATEAU_BAND, interpolate_plateaus, splice_low_degrees
 from graphrelease.generators.dp_stats import _modelled_bias
 from graphrelease.privacy.budget import Budget
 
@@ -29,6 +29,29 @@ def test_the_line_to_a_lone_hub_stays_inside_the_plateaus_band():
     # Between plateaus a few noise levels apart (a heavy tail's bulk) the band does not bind.
     steps = np.repeat([3.0, 4.0, 5.0, 7.0], [300, 200, 100, 50])
     assert np.array_equal(interpolate_plateaus(steps, sd), interpolate_plateaus(steps))
+
+
+def test_the_cumulative_counts_never_rewrite_a_hub_the_sorted_sequence_places_far_above_them():
+    """A wheel's 399 rim nodes of degree 3 and its hub: every count F(j), j >= 3, is 399 of 400 nodes, and noise of
+    scale 40 (0.05 of epsilon 1) lifts the isotonic fit to 400 at j = 3 (4 of 40 seeded fits), which rebuilt all 400
+    positions, the hub's included, as degree 3."""
+    n, scale, sd = 400, 2.0 / 0.05, 2.0 * np.sqrt(2.0) / 0.22
+    values = np.concatenate([np.full(399, 3.0), [399.0]])
+    noisy = np.concatenate([[0.0, 0.0, 0.0], np.full(61, 400.4)])  # the counts as that noise read them
+    assert splice_low_degrees(values, noisy, scale).max() == 3.0  # without the bound: no hub left
+    kept = splice_low_degrees(values, noisy, scale, sorted_sd=sd)
+    assert kept[-1] == 399.0 and np.array_equal(kept[:-1], np.full(399, 3.0))
+    # Positions within the bound are rebuilt as before (a value 4 sd above the run's end is the limit).
+    near = np.concatenate([np.full(399, 3.0), [4.0 + 3.9 * sd]])
+    assert splice_low_degrees(near, noisy, scale, sorted_sd=sd).max() == 3.0
+
+
+def test_dp_bter_releases_the_wheels_hub_in_every_fit():
+    """Seeded fits 100-139 at epsilon 1: before the bound, 4 of them (106, 115, 126, 129) released 400 degrees of 3."""
+    graph = from_networkx(nx.wheel_graph(400))
+    for seed in (106, 115, 126, 129, 100, 101):
+        fitted = GENERATORS.get("dp_bter")(seed=seed).fit(graph, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
+        assert fitted.arrays["degrees"].max() >= 0.8 * 399, seed
 
 
 def test_a_hubs_modelled_triangles_stay_below_the_edges_among_its_neighbours():
