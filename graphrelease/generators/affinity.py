@@ -222,8 +222,9 @@ def component_target(released: float, scale: float, floor: float = 1.0, num_node
     one-component graphs of 300-1,000 nodes (grid, connected caveman, path, Barabasi-Albert, random tree, two
     300-node geometric graphs): the largest component lost more than 5 points in 16 of 56 releases without it, 6
     with it (4 at two noise scales). The price is paid by inputs with many small components: Cora at epsilon 1
-    (78 components) keeps 30 instead of 62 at one scale (6 fits; at epsilon 4, 68 instead of 77), and about 1 at
-    the threshold its 2,708 nodes give at epsilon 1 (3.7 scales; 44 at epsilon 2, 2.1 scales; one at 4). Leaving
+    (78 components) keeps 30 instead of 62 at one scale (6 fits; at epsilon 4, 68 instead of 77), and 1 at the
+    threshold its 2,708 nodes give at epsilon 1 (3.0 scales; 43 at epsilon 2, 1.4 scales; one scale at 4; medians of
+    12 seeded fits). Leaving
     pieces that the count cannot tell from noise is the costlier error on small graphs: soft thresholding keeps only
     what stands out of the noise. ``floor``: a lower bound read off released values (default 1).
     Post-processing.
@@ -236,7 +237,8 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
                      rng: np.random.Generator, *, protected: np.ndarray | None = None, pay: bool = True
                      ) -> np.ndarray:
     """Join components to the largest one until at most ``target_components`` remain; edge count kept (with
-    ``pay=False`` the joining edges are added and nothing is deleted, at most :data:`UNPAID_JOINS` of the edges).
+    ``pay=False`` the joining edges are added and nothing is deleted, at most :data:`UNPAID_JOINS` of the edges and
+    at least :data:`UNPAID_JOINS_MIN`).
 
     Candidates, in order: the largest non-largest components first, isolated nodes with the largest ``weights``
     (released degrees) before other isolated nodes; nodes whose weight rounds to 0 come last. Each join adds an
@@ -329,7 +331,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
 
 #: Most joins :func:`merge_components` makes without paying for them: this share of the edges, at least
 #: ``UNPAID_JOINS_MIN``. The unpaid pass is for the pieces that later deletions split off (LastFM: 15-25 for 27,806
-#: edges); on a forest of 300 stars (1,650 nodes) at epsilon 1 it added 7-17% to the edge count when the component
+#: edges); on a forest of 300 stars (1,851 nodes) at epsilon 1 it added 7-17% to the edge count when the component
 #: target fell.
 UNPAID_JOINS = 0.005
 UNPAID_JOINS_MIN = 8

@@ -62,7 +62,7 @@ and, when the closures leave the sum short beyond its noise (dense graphs, where
 :math:`1/\binom{d}{2}`) or meet it only by pushing the triangle count over the released one (graphs made of
 cliques), a flatter one (:math:`\beta < 0`) that moves them the other way; (d) components other than the largest are
 joined to it, the largest first, until the released component count, soft-thresholded by one noise scale or, on small graphs, by as many as
-keep pieces left apart by noise alone under 2% of the nodes with probability 0.995
+keep the pieces left apart by noise alone fewer than 2% of the node count with probability 0.995
 (:func:`~graphrelease.generators.affinity.component_target`), is reached, each join paid for by deleting an edge in
 the fewest triangles; this happens inside every draw, before (c) and before the draw is measured, so the steering
 sees what the joins cost; (e) when the kept draw is still off the released triangle count or clustering sum by
@@ -691,7 +691,8 @@ class FittedBTER(ReleasedParams):
         # The draw was joined before its closures, whose deletions (and the joins' own) can split small pieces off
         # the largest component (a deleted edge between two nodes of degree >= 3 can still be a bridge; LastFM,
         # released count 1: 15-25 components left, pieces of 3-10 nodes). They are joined again, paid for while
-        # edges can be spared, then without deleting: that adds as many edges as pieces (about 0.1% of the edges).
+        # edges can be spared, then without deleting: that adds as many edges as pieces (about 0.1% of the edges),
+        # at most UNPAID_JOINS of them, so a draw with nothing to pay with keeps some pieces.
         comps = self._component_target()
         keys = merge_components(n, keys, comps, degrees, rng, protected=inner)
         keys = merge_components(n, keys, comps, degrees, rng, pay=False)

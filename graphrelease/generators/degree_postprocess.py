@@ -47,8 +47,8 @@ def splice_low_degrees(sorted_values: np.ndarray, noisy_cumulative: np.ndarray, 
     keep the sorted sequence's values, raised to at least the first degree not taken from the counts. A run that
     starts above degree 2 is taken only if fewer nodes than a large count lie below it and one of its degrees holds
     :data:`SPLICE_MIN_SHARE` of the nodes. With ``sorted_sd`` (the sorted sequence's noise standard deviation per
-    entry), the positions whose sorted value stands ``min_snr`` of it above the run's last degree are never
-    rewritten: the counts' noise cannot take them.
+    entry), the positions whose sorted value stands ``min_snr`` of it above the first degree not taken from the
+    counts are never rewritten: the counts' noise cannot take them.
     """
     v = np.asarray(sorted_values, dtype=np.float64).copy()
     n = v.size

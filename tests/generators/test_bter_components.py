@@ -108,7 +108,7 @@ def test_the_threshold_grows_on_small_graphs_to_bound_the_pieces_left_by_noise()
         # The noise alone leaves more than COMPONENT_TAIL_NODES * n pieces with probability COMPONENT_TAIL_PROBABILITY.
         tail = 0.5 * np.exp(-(k * scale + COMPONENT_TAIL_NODES * n) / scale)
         assert np.isclose(tail, COMPONENT_TAIL_PROBABILITY)
-    # A 300-node graph released at 120 components (2.6 scales up) is read as one; Cora's 2,708 nodes as 78 - 3.7 scales.
+    # A 300-node graph released at 120 components (3.6 scales up) is read as one; Cora's 2,708 nodes keep 3.0 scales.
     assert component_target(120.0, scale, num_nodes=300) == 1.0
     assert component_target(200.0, scale, num_nodes=2708) == pytest.approx(200.0 - component_shrink(scale, 2708) * scale)
     assert component_target(200.0, scale, num_nodes=2708) < component_target(200.0, scale)

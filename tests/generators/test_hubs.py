@@ -46,8 +46,9 @@ def test_the_cumulative_counts_never_rewrite_a_hub_the_sorted_sequence_places_fa
     assert splice_low_degrees(near, noisy, scale, sorted_sd=sd).max() == 3.0
 
 
-def test_dp_bter_releases_the_wheels_hub_in_every_fit():
-    """Seeded fits 100-139 at epsilon 1: before the bound, 4 of them (106, 115, 126, 129) released 400 degrees of 3."""
+def test_dp_bter_releases_the_wheels_hub_in_the_fits_that_lost_it():
+    """Seeded fits 100-139 at epsilon 1: before the bound, 4 of them (106, 115, 126, 129) released 400 degrees of 3.
+    (Two others, 119 and 123, release the hub at 317 / 311 with or without it: the wedge debias, not the splice.)"""
     graph = from_networkx(nx.wheel_graph(400))
     for seed in (106, 115, 126, 129, 100, 101):
         fitted = GENERATORS.get("dp_bter")(seed=seed).fit(graph, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
@@ -66,7 +67,7 @@ def test_a_hubs_modelled_triangles_stay_below_the_edges_among_its_neighbours():
 @pytest.mark.parametrize("name,build", [("star", lambda: nx.star_graph(499)), ("wheel", lambda: nx.wheel_graph(400))])
 def test_dp_bter_keeps_one_hub_where_the_input_has_one(name, build):
     """Seeded (2 fits x 2 epsilons). Before the band the released top degrees of the star were 499 / 468 / 415 and
-    the sample's hub 80-182 (several medium hubs shared its edges); with it 430-492 and 3-14 on the star."""
+    the sample's hub 80-182 (several medium hubs shared its edges); with it 430-492 and 3-14."""
     graph = from_networkx(build())
     hub = int(graph.degrees().max())
     for epsilon in (1.0, 4.0):
@@ -77,4 +78,5 @@ def test_dp_bter_keeps_one_hub_where_the_input_has_one(name, build):
             # The second value: fit 101 at epsilon 1 releases the wheel's second degree at 57.7 (the line from a
             # three-entry plateau at 13 to the hub, inside its band, then dithered), and since the hub repair may pay
             # with affinity edges the sampler realises it (62; before, 53 with the hub at 321).
-            assert top[0] >= 0.8 * hub and top[1] <= 0.2 * hub, (name, epsilon, seed, top[:3])
+            second = 0.2 if name == "wheel" else 0.15
+            assert top[0] >= 0.8 * hub and top[1] <= second * hub, (name, epsilon, seed, top[:3])
