@@ -224,9 +224,9 @@ def component_target(released: float, scale: float, floor: float = 1.0, num_node
     with it (4 at two noise scales). The price is paid by inputs with many small components: Cora at epsilon 1
     (78 components) keeps 30 instead of 62 at one scale (6 fits; at epsilon 4, 68 instead of 77), and 1 at the
     threshold its 2,708 nodes give at epsilon 1 (3.0 scales; 43 at epsilon 2, 1.4 scales; one scale at 4; medians of
-    12 seeded fits). Leaving
-    pieces that the count cannot tell from noise is the costlier error on small graphs: soft thresholding keeps only
-    what stands out of the noise. ``floor``: a lower bound read off released values (default 1).
+    12 seeded fits). Leaving pieces that the count cannot tell from noise is the costlier error on small graphs:
+    soft thresholding keeps only what stands out of the noise. ``floor``: a lower bound read off released values
+    (default 1).
     Post-processing.
     """
     shrink = component_shrink(float(scale), num_nodes)

@@ -61,12 +61,12 @@ triangle count, or, when the draw is more clustered than the released sum, a ste
 and, when the closures leave the sum short beyond its noise (dense graphs, where a closure adds about
 :math:`1/\binom{d}{2}`) or meet it only by pushing the triangle count over the released one (graphs made of
 cliques), a flatter one (:math:`\beta < 0`) that moves them the other way; (d) components other than the largest are
-joined to it, the largest first, until the released component count, soft-thresholded by one noise scale or, on small graphs, by as many as
-keep the pieces left apart by noise alone fewer than 2% of the node count with probability 0.995
-(:func:`~graphrelease.generators.affinity.component_target`), is reached, each join paid for by deleting an edge in
-the fewest triangles; this happens inside every draw, before (c) and before the draw is measured, so the steering
-sees what the joins cost; (e) when the kept draw is still off the released triangle count or clustering sum by
-more than 10% and several noise scales, degree- and block-pair-preserving edge swaps move it towards both
+joined to it, the largest first, until the released component count, soft-thresholded by one noise scale or, on small
+graphs, by as many as keep the pieces left apart by noise alone fewer than 2% of the node count with probability
+0.995 (:func:`~graphrelease.generators.affinity.component_target`), is reached, each join paid for by deleting an
+edge in the fewest triangles; this happens inside every draw, before (c) and before the draw is measured, so the
+steering sees what the joins cost; (e) when the kept draw is still off the released triangle count or clustering sum
+by more than 10% and several noise scales, degree- and block-pair-preserving edge swaps move it towards both
 (:func:`~graphrelease.generators.local_clustering.rewire_toward`, at most four batches): the lever for a dense core
 of hubs whose block edges close more triangles than the input, or give its low-degree neighbours more clustering,
 at any group density; after the last draw, pieces that the closures' deletions split off are joined again (paid
