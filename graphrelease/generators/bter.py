@@ -34,7 +34,10 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
    epsilon, 0.1 up to epsilon 1 and 0.1 / sqrt(epsilon) above, times its estimate plus its modelled capping bias,
    or its own scale if larger), stage 2 takes up to
    :data:`TRIANGLE_SPARE_FROM_PARTITION` of the partition's surplus (its epsilon beyond what 3 labels need), which
-   the partition then does without; it stops where the noise would fall below the cap's residual modelled bias. With
+   the partition then does without; it stops where the noise would fall below the cap's residual modelled bias.
+   Since item 33 the target is also at most the scale the count would have with one block at the highest epsilon at
+   most this one where the sweeps do not run (:func:`one_block_triangle_epsilon`), down to 2.5% of the count's size
+   estimate: the count is then no noisier at a higher epsilon than at a lower one. With
    ``clustering_profile=True`` the first stage is a per-degree-class profile of the capped triangle incidences
    (sensitivity :math:`10D`) that the sampler matches group by group (opt-in: measured worse, see the report).
 5. Clustering sum [0.05; 0.03 after the shift], released before the triangle count: the capped sum of local
@@ -231,6 +234,28 @@ EDGE_COUNT_SPARE = 0.1
 #: at epsilon 1 and 4, 8 seeded fits per cell: reports/regular_degrees.md.
 EXACT_DEGREE_DISPERSION = 1.0
 PARTITION_MODES = ("sweeps", "candidates")
+
+
+#: The triangle count's share of epsilon with one block (the default share set): its own, the partition's, and what
+#: the single cell gives back to the clustering sum (``_fit``'s one-block branch, before the sum's top-up).
+ONE_BLOCK_TRIANGLE_SHARE = (DEFAULT_FRACTIONS["triangles"] + DEFAULT_FRACTIONS["partition"]
+                            + min(DEFAULT_FRACTIONS["clustering_sum"], DEFAULT_FRACTIONS["block_counts"] * 2.0 / 3.0))
+
+
+def one_block_triangle_epsilon(epsilon: float, mean_degree: float, paid: float = 1.0) -> float:
+    """The epsilon the triangle count would have with one block at the highest total epsilon, at most ``epsilon``,
+    where this released mean degree leaves the sweeps off: :data:`ONE_BLOCK_TRIANGLE_SHARE` of
+    ``min(epsilon, E*)``, ``E*`` the total at which the default partition share reaches
+    :func:`~graphrelease.generators.dp_partition.sweep_epsilon_needed`; ``paid`` the share every later stage keeps
+    after the edge count's second release. Under the sweeps the count's share is 0.08 against 0.49 with one block,
+    so where they begin the count's epsilon fell as epsilon rose: ``dp_bter`` tops the count up towards the precision
+    this epsilon gives (:func:`~graphrelease.generators.dp_stats.release_triangles`' ``floor_epsilon``), as far as
+    the partition's spare and :data:`~graphrelease.generators.dp_stats.TRIANGLE_NOISE_FLOOR` allow (structure log
+    item 33). Under the sweeps ``E* <= epsilon``, so the fit gets the one-block share of ``E*``; ``epsilon`` caps it
+    for callers below the threshold. A function of the released edge count, the public node count and epsilon."""
+    needed = sweep_epsilon_needed(mean_degree) / DOWN_SHARE
+    start = needed / (DEFAULT_FRACTIONS["partition"] * float(paid)) if paid > 0 else float(epsilon)
+    return ONE_BLOCK_TRIANGLE_SHARE * float(paid) * min(float(epsilon), start)
 
 
 def edge_count_top_up(epsilon_first: float, released_count: float, epsilon: float) -> float:
@@ -888,16 +913,21 @@ class DPBTER(GraphGenerator):
             # its second stage may take part of the partition's surplus, as far as its first stage says it is too
             # noisy for its size. Released before the partition for that reason (both read only the graph and the
             # released degrees).
-            tri_spare = 0.0
+            # ... and since item 33 as far as the precision the count would have with one block at a lower epsilon
+            # (the count under the sweeps at epsilon 4 was noisier than with one block at 1: on a 2,000-node e-mail
+            # proxy, 32 seeded fits, triangle RE 0.059 at 4 against 0.037 at 1; 0.040 at 4 with the floor, for a
+            # release NMI of 0.219 instead of 0.247, still above 0.121 at 1).
+            tri_spare, tri_floor = 0.0, 0.0
             if sweeps and self.triangle_top_up:
                 surplus = f["partition"] - sweep_epsilon_needed(mean_degree) / DOWN_SHARE
                 tri_spare = TRIANGLE_SPARE_FROM_PARTITION * max(surplus, 0.0)
+                tri_floor = one_block_triangle_epsilon(eps, mean_degree, paid)
             # The cap rule's modelled bias is a wedge sum over the hubs, so it reads the wedge-corrected degrees:
             # with the uncorrected ones it overstated the hubs' share (Cora at epsilon 1, 24 seeded fits: released
             # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
             tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                     profile=self.clustering_profile, spare=tri_spare,
-                                    relative_scale=triangle_relative_scale(eps))
+                                    relative_scale=triangle_relative_scale(eps), floor_epsilon=tri_floor)
             f["triangles"] += tri.extra_epsilon
             f["partition"] -= tri.extra_epsilon
             if sweeps:

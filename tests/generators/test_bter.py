@@ -35,7 +35,9 @@ from graphrelease.generators.bter import (
     TRIANGLE_SPARE_FROM_PARTITION,
     FittedBTER,
     degree_classes,
+    ONE_BLOCK_TRIANGLE_SHARE,
     edge_count_top_up,
+    one_block_triangle_epsilon,
     order_blocks,
 )
 from graphrelease.generators.classical_common import pair_keys
@@ -155,6 +157,44 @@ def test_under_the_sweeps_a_noisy_triangle_count_takes_part_of_the_partitions_su
     fitted, by_stage = _fit_checked(load_npz_graph(data_dir, "cora_ml"), 8.0, 0, "degree_ordered_sweeps")
     assert by_stage["dp_bter.partition_down"] == pytest.approx(8.0 * (DEFAULT_FRACTIONS["partition"]
                                                                       + sum(SWEEP_SHIFT.values())))
+
+
+def test_one_block_triangle_epsilon_is_the_counts_epsilon_where_the_sweeps_start():
+    """The floor dp_bter's triangle top-up aims at: the count's one-block share of epsilon up to the total E* at which
+    the default partition share first lets the sweeps order 3 labels, flat above it (the released mean degree and
+    the edge count's ``paid`` factor decide E*)."""
+    for mean_degree, paid in ((7.3, 1.0), (18.5, 1.0), (43.7, 0.9)):
+        start = sweep_epsilon_needed(mean_degree) / DOWN_SHARE / (DEFAULT_FRACTIONS["partition"] * paid)
+        assert not sweeps_can_separate(DOWN_SHARE * DEFAULT_FRACTIONS["partition"] * paid * start * 0.999, mean_degree)
+        assert sweeps_can_separate(DOWN_SHARE * DEFAULT_FRACTIONS["partition"] * paid * start * 1.001, mean_degree)
+        for eps in (0.5 * start, start):
+            assert one_block_triangle_epsilon(eps, mean_degree, paid) == pytest.approx(
+                ONE_BLOCK_TRIANGLE_SHARE * paid * eps)
+        assert one_block_triangle_epsilon(4.0 * start, mean_degree, paid) == pytest.approx(
+            ONE_BLOCK_TRIANGLE_SHARE * paid * start)
+    assert ONE_BLOCK_TRIANGLE_SHARE == pytest.approx(0.4867, abs=1e-4)  # the share docs/privacy.md states
+
+
+def test_under_the_sweeps_the_triangle_count_is_topped_up_towards_its_one_block_precision(data_dir, monkeypatch):
+    """Chameleon at epsilon 1 (mean degree 27.6): the sweeps start at about 0.74, so with one block the count would
+    have had about 0.36 of epsilon, where its base share under the sweeps is 0.08 (relative scale about 4% of the
+    count). The top-up takes more of the partition's surplus than without the floor, never more than the one-block
+    count's stage 2 (or what the relative target alone asked), and the partition pays exactly what it took: the same
+    seeded fits with the floor switched off for comparison."""
+    import graphrelease.generators.bter as bter
+
+    g = load_npz_graph(data_dir, "chameleon")
+    for seed in (0, 1):
+        fitted, with_floor = _fit_checked(g, 1.0, seed, "degree_ordered_sweeps")
+        floor = one_block_triangle_epsilon(1.0, fitted.config["released_mean_degree"])
+        with monkeypatch.context() as patch:
+            patch.setattr(bter, "one_block_triangle_epsilon", lambda *args, **kwargs: 0.0)
+            _, without = _fit_checked(g, 1.0, seed, "degree_ordered_sweeps")
+        assert with_floor["dp_bter.triangles_scale"] == without["dp_bter.triangles_scale"]  # same stage 1
+        took = with_floor["dp_bter.triangles"] - without["dp_bter.triangles"]
+        assert took > 0.05  # the floor binds on this graph
+        assert with_floor["dp_bter.triangles"] <= max(0.8 * floor, without["dp_bter.triangles"]) + 1e-9
+        assert with_floor["dp_bter.partition_down"] == pytest.approx(without["dp_bter.partition_down"] - took)
 
 
 def test_with_one_block_the_clustering_sum_takes_back_what_its_size_needs(cora):

@@ -21,6 +21,7 @@ from graphrelease.generators.degree_postprocess import (
 from graphrelease.generators.dp_stats import (
     COMPONENT_SENSITIVITY,
     DEGREE_SENSITIVITY,
+    TRIANGLE_NOISE_FLOOR,
     TRIANGLE_RELATIVE_SCALE,
     capped_triangle_count,
     capped_triangle_sensitivity,
@@ -167,6 +168,32 @@ def test_the_top_ups_relative_scale_falls_with_epsilon_above_1():
     assert triangle_relative_scale(16.0) == pytest.approx(0.025)
     scales = [triangle_relative_scale(e) for e in (1.0, 1.5, 2.0, 3.0, 8.0)]
     assert all(a > b for a, b in zip(scales, scales[1:]))
+
+
+def test_a_floor_epsilon_caps_the_top_ups_target_at_the_one_block_counts_scale(data_dir):
+    """``release_triangles(floor_epsilon=F)``: the target is at most the stage-2 scale a count of F in all would have
+    at the kept cap, 2 D / (0.8 F), but not below TRIANGLE_NOISE_FLOOR of the size (nor the residual bias, 0 here: a
+    stage 1 at or below 0 reads kappa 0). MUTAG's molecules as one graph, relative scale 0.05: stage 2 meets the
+    lower target when the spare allows, and a floor above what the relative target asks changes nothing."""
+    mutag = union_of_collection(data_dir, "MUTAG")
+    checked = 0
+    for seed in range(6):
+        _, plain = _released_triangles(mutag, seed, 0.2, spare=3.0, relative_scale=0.05)
+        if plain.raw_scale > 0:
+            continue  # kappa > 0: a residual bias enters the target
+        checked += 1
+        size = plain.size_estimate
+        for floor in (1.5, 4.0, 0.01):
+            _, tri = _released_triangles(mutag, seed, 0.2, spare=3.0, relative_scale=0.05, floor_epsilon=floor)
+            assert tri.size_estimate == pytest.approx(size)  # same stage 1
+            lower = capped_triangle_sensitivity(tri.cap) / (0.8 * floor)
+            assert tri.target_scale == pytest.approx(max(min(0.05 * size, lower), TRIANGLE_NOISE_FLOOR * size))
+            assert tri.target_scale <= plain.target_scale + 1e-9
+            assert tri.noise_scale == pytest.approx(tri.target_scale)
+            if floor == 0.01:  # its one-block scale is far above the relative target: the same release
+                assert tri.extra_epsilon == pytest.approx(plain.extra_epsilon)
+    assert checked >= 2
+    assert TRIANGLE_NOISE_FLOOR == 0.025  # the value docs/privacy.md states
 
 
 def test_the_top_up_sizes_the_count_with_stage_1s_whole_modelled_bias(cora):
