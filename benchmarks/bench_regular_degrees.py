@@ -1,16 +1,19 @@
 """``dp_bter`` on graphs of near-uniform degrees: lattices, road-like grids, small-world rings, cliques and random
 graphs (issue 15's "build for the general case"; none of them is in ``../shared/data``).
 
-Two arms on the same seeds, in the same run:
+Three arms on the same seeds, in the same run:
 
 * ``before``: Chung-Lu endpoints and closures that move degrees everywhere, and the cumulative-count splice only
   where a count at degree <= 2 is large (``EXACT_DEGREE_DISPERSION`` < 0, ``SPLICE_MIN_SHARE`` = inf);
+* ``sorted``: the defaults, but with the affinity groups cut from the degree-sorted order on the exact-degree path
+  too (as before structure log item 34);
 * ``now``: the defaults (stubs and degree-preserving closures where the released degrees' variance is at most their
-  mean; the splice also for a run of large counts above degree 2 where one degree holds 30% of the nodes and fewer
-  than a large count lie below it).
+  mean, and there affinity groups of random members, one size per block; the splice also for a run of large counts
+  above degree 2 where one degree holds 30% of the nodes and fewer than a large count lie below it).
 
 Graphs are built with networkx (seeded, node ids permuted); metrics with igraph (triangles, transitivity, average
-clustering with zeros for degree < 2, largest component) and the structure report's degree KL (1e-10 floor). Every
+clustering with zeros for degree < 2, largest component, degree assortativity) and the structure report's degree KL
+(1e-10 floor). Every
 cell is the median over ``--seeds`` seeded fits and samples. Three heavy-tailed controls (a connectome-like and a
 collaboration-like proxy, and Cora) show what the change leaves alone. Writes ``reports/regular_degrees.md``.
 
@@ -64,7 +67,8 @@ CONTROLS = {"connectome proxy (conn0)": lambda: proxy_graph("conn0"),
             "cora": lambda: load_dataset("cora")}
 #: Left out of the summary's means for triangle-free inputs (their cells hold released values, not relative errors).
 CLUSTERING_METRICS = ("triangles_re", "transitivity_re", "avg_clustering_re")
-METRICS = ("degree_kl", "triangles_re", "transitivity_re", "avg_clustering_re", "edges_re", "lcc_drop")
+METRICS = ("degree_kl", "triangles_re", "transitivity_re", "avg_clustering_re", "edges_re", "lcc_drop",
+           "assortativity_error")
 
 
 def stats(graph: Graph) -> dict[str, float]:
@@ -72,7 +76,8 @@ def stats(graph: Graph) -> dict[str, float]:
     comps = g.connected_components()
     return {"triangles": float(len(g.cliques(3, 3))), "transitivity": g.transitivity_undirected() if g.ecount() else 0.0,
             "avg_clustering": g.transitivity_avglocal_undirected(mode="zero"), "edges": float(g.ecount()),
-            "lcc": max(comps.sizes()) / g.vcount()}
+            "lcc": max(comps.sizes()) / g.vcount(),
+            "assortativity": g.assortativity_degree(directed=False) if g.ecount() else 0.0}
 
 
 def relative(released: float, original: float) -> float:
@@ -81,9 +86,11 @@ def relative(released: float, original: float) -> float:
 
 
 def measure(graph: Graph, epsilon: float, seeds: int, arm: str) -> tuple[dict[str, float], float, float]:
-    saved = bter.EXACT_DEGREE_DISPERSION, degree_postprocess.SPLICE_MIN_SHARE
+    saved = bter.EXACT_DEGREE_DISPERSION, degree_postprocess.SPLICE_MIN_SHARE, bter.affinity_groups
     if arm == "before":
         bter.EXACT_DEGREE_DISPERSION, degree_postprocess.SPLICE_MIN_SHARE = -1.0, float("inf")
+    if arm == "sorted":
+        bter.affinity_groups = lambda *a, **k: saved[2](*a, **{**k, "mixed": False})
     try:
         truth = stats(graph)
         rows, gates, cpu = [], [], []
@@ -100,11 +107,12 @@ def measure(graph: Graph, epsilon: float, seeds: int, arm: str) -> tuple[dict[st
                          "transitivity_re": relative(got["transitivity"], truth["transitivity"]),
                          "avg_clustering_re": relative(got["avg_clustering"], truth["avg_clustering"]),
                          "edges_re": relative(got["edges"], truth["edges"]),
-                         "lcc_drop": max(truth["lcc"] - got["lcc"], 0.0)})
+                         "lcc_drop": max(truth["lcc"] - got["lcc"], 0.0),
+                         "assortativity_error": abs(got["assortativity"] - truth["assortativity"])})
         return ({m: float(np.median([r[m] for r in rows])) for m in METRICS}, float(np.mean(gates)),
                 float(np.median(cpu)))
     finally:
-        bter.EXACT_DEGREE_DISPERSION, degree_postprocess.SPLICE_MIN_SHARE = saved
+        bter.EXACT_DEGREE_DISPERSION, degree_postprocess.SPLICE_MIN_SHARE, bter.affinity_groups = saved
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,15 +125,16 @@ def main(argv: list[str] | None = None) -> None:
     only = set(args.only.split(";")) - {""}
     epsilons = [float(e) for e in args.epsilons.split(",")]
     lines = []
-    summary: dict[str, dict[str, list[float]]] = {"before": {}, "now": {}}
+    summary: dict[str, dict[str, list[float]]] = {"before": {}, "sorted": {}, "now": {}}
     for title, build in list(FAMILIES.items()) + list(CONTROLS.items()):
         if only and title not in only:
             continue
         built = build()
         graph = from_networkx(built) if isinstance(built, nx.Graph) else built
         d = graph.degrees().astype(float)
+        r_input = stats(graph)["assortativity"]
         for eps in epsilons:
-            cells = {arm: measure(graph, eps, args.seeds, arm) for arm in ("before", "now")}
+            cells = {arm: measure(graph, eps, args.seeds, arm) for arm in ("before", "sorted", "now")}
             if title in FAMILIES:
                 triangle_free = stats(graph)["triangles"] == 0
                 for arm, (vals, _, _) in cells.items():
@@ -133,12 +142,14 @@ def main(argv: list[str] | None = None) -> None:
                         if not (triangle_free and m in CLUSTERING_METRICS):
                             summary[arm].setdefault(m, []).append(vals[m])
             for arm, (vals, gate, cpu) in cells.items():
-                row = (f"| {title} | {graph.num_nodes:,} | {d.var() / d.mean():.2f} | {eps:g} | {arm} | {gate:.2f} | "
+                row = (f"| {title} | {graph.num_nodes:,} | {d.var() / d.mean():.2f} | {r_input:+.2f} | {eps:g} | {arm} | "
+                       f"{gate:.2f} | "
                        + " | ".join(f"{vals[m]:.3f}" for m in METRICS) + f" | {cpu:.1f} |")
                 lines.append(row)
                 print(row, flush=True)
-    header = ("| graph | nodes | input variance / mean | epsilon | arm | exact share | degree KL | RE triangles | "
-              "RE transitivity | RE avg clustering | RE edges | LCC drop | CPU s |\n" + "|---" * 13 + "|")
+    header = ("| graph | nodes | input variance / mean | input assortativity | epsilon | arm | exact share | degree KL | "
+              "RE triangles | RE transitivity | RE avg clustering | RE edges | LCC drop | assortativity error | CPU s |\n"
+              + "|---" * 15 + "|")
     mean_rows = "\n".join(
         f"| {arm} | " + " | ".join(f"{np.mean(summary[arm][m]):.3f}" for m in METRICS) + " |" for arm in summary)
     command = "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_regular_degrees.py" + (
@@ -149,11 +160,12 @@ def main(argv: list[str] | None = None) -> None:
 
 Regenerate with `{command}` (about a minute on one core).
 
-`before` / `now`: the same seeded fits and samples without and with the exact-degree path (module docstring of
+`before` / `sorted` / `now`: the same seeded fits and samples without the exact-degree path, with it but with
+degree-sorted affinity groups, and with it as shipped (random members, one group size per block; module docstring of
 `benchmarks/bench_regular_degrees.py`). `exact share`: share of the fits whose released degrees took it (variance at
 most `EXACT_DEGREE_DISPERSION` = 1 times the mean). RE where the input has no triangles is the released value itself.
 Median of {args.seeds} seeded fits per cell. LCC drop = the input's largest-component share minus the release's (0 if
-larger).
+larger). Assortativity error = |degree assortativity of the release - the input's|.
 
 {header}
 {table}
@@ -161,8 +173,8 @@ larger).
 Mean over the {len(FAMILIES)} near-uniform families and the epsilons (controls excluded; the clustering columns
 without the three triangle-free inputs):
 
-| arm | degree KL | RE triangles | RE transitivity | RE avg clustering | RE edges | LCC drop |
-|---|---|---|---|---|---|---|
+| arm | degree KL | RE triangles | RE transitivity | RE avg clustering | RE edges | LCC drop | assortativity error |
+|---|---|---|---|---|---|---|---|
 {mean_rows}
 """
     Path(args.report).write_text(text)

@@ -48,7 +48,8 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
 6. Components [0.03]: the number of connected components, sensitivity 1.
 
 Sampling (post-processing; Seshadhri, Kolda & Pinar 2012, BTER, with the Chung-Lu phase replaced by a DC-SBM): (a)
-inside every block, nodes of similar released degree form affinity groups of ``d_min + 1`` nodes, each an
+inside every block, nodes of similar released degree form affinity groups of ``d_min + 1`` nodes (near-uniform
+degrees: random members, one size per block, :func:`~graphrelease.generators.affinity.affinity_groups`), each an
 Erdos-Renyi graph of one density :math:`\rho` solved so that the expected triangle count
 :math:`\rho^3 \sum_g \binom{s_g}{3}` plus the triangles of the rest matches the released count (one pilot draw
 measures the latter); (b) the remaining edges are drawn DC-SBM style with endpoints proportional to each node's
@@ -504,7 +505,8 @@ class FittedBTER(ReleasedParams):
         cap = float(self.config.get("triangle_scale_cap", 1.0))
         # Affinity edges may use at most 90% of the released edges (the rest joins the groups to each other).
         max_edges = 0.9 * float(self.arrays["block_counts"].sum())
-        order, starts = affinity_groups(degrees, labels, rng)
+        # On the exact-degree path the groups mix degrees (affinity_groups: sorted, they made up assortativity).
+        order, starts = affinity_groups(degrees, labels, rng, mixed=self._exact_degrees())
         sizes = np.diff(starts).astype(np.float64)
         c3 = sizes * (sizes - 1) * (sizes - 2) / 6
         prof = self._profile()
