@@ -142,13 +142,14 @@ def main(argv: list[str] | None = None) -> None:
                         if not (triangle_free and m in CLUSTERING_METRICS):
                             summary[arm].setdefault(m, []).append(vals[m])
             for arm, (vals, gate, cpu) in cells.items():
-                row = (f"| {title} | {graph.num_nodes:,} | {d.var() / d.mean():.2f} | {r_input:+.2f} | {eps:g} | {arm} | "
-                       f"{gate:.2f} | "
+                row = (f"| {title} | {graph.num_nodes:,} | {d.var() / d.mean():.2f} | {r_input:+.2f} | {eps:g} | "
+                       f"{arm} | {gate:.2f} | "
                        + " | ".join(f"{vals[m]:.3f}" for m in METRICS) + f" | {cpu:.1f} |")
                 lines.append(row)
                 print(row, flush=True)
-    header = ("| graph | nodes | input variance / mean | input assortativity | epsilon | arm | exact share | degree KL | "
-              "RE triangles | RE transitivity | RE avg clustering | RE edges | LCC drop | assortativity error | CPU s |\n"
+    header = ("| graph | nodes | input variance / mean | input assortativity | epsilon | arm | exact share | "
+              "degree KL | RE triangles | RE transitivity | RE avg clustering | RE edges | LCC drop | "
+              "assortativity error | CPU s |\n"
               + "|---" * 15 + "|")
     mean_rows = "\n".join(
         f"| {arm} | " + " | ".join(f"{np.mean(summary[arm][m]):.3f}" for m in METRICS) + " |" for arm in summary)

@@ -261,7 +261,8 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     edge from the component's highest-weight node to a node of the largest component drawn proportionally to
     ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3, preferring edges
     not in ``protected`` (sorted keys, e.g. the affinity edges that hold the triangles) and, among those, edges in
-    the fewest triangles.
+    the fewest triangles. Where those deletions split pieces off (some were bridges: tree-like graphs), they are
+    chosen again among the edges outside a spanning forest, in any component.
     """
     keys = np.sort(np.asarray(keys, dtype=np.int64))
     if keys.size == 0:
@@ -311,15 +312,42 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     # Within a tier, edges with the smallest degree product go first (random tie-break): in a degree-corrected
     # graph an edge closes about d_u d_v / 2m wedges' worth of triangles, so this spares the hubs' triangles.
     product = deg[e[:, 0]].astype(np.float64) * deg[e[:, 1]] * (1.0 + rng.random(keys.size))
+    dead_idx, taken = _deletion_walk(n, keys, e, deg, tiers, product, added.size, adjacency)
+    joined = sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
+    split = bool(dead_idx) and sp.csgraph.connected_components(csr_from_keys(n, joined), directed=False)[0] > \
+        ncomp - len(dead_idx)
+    if split:
+        # Some deletions were bridges: in a tree-like graph most edges are (a random tree's releases kept 11-58
+        # pieces for a released count of 1, their largest component 0.83-0.98 of the nodes; the unpaid pass joins
+        # only UNPAID_JOINS). Walked again over the edges outside a spanning forest, in any component (a piece's
+        # cycle pays as well as the giant one's): any set of them can go without splitting anything, and there are
+        # m - n + components of them, enough for every join of a draw with at least n - 1 edges.
+        forest = sp.csgraph.minimum_spanning_tree(adjacency).tocoo()
+        cotree = ~in_sorted(keys, np.sort(pair_keys(np.stack([forest.row, forest.col], axis=1), n)))
+        anywhere = [cotree & ~spare & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3),
+                    cotree & ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2),
+                    cotree & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)]
+        dead_idx, taken = _deletion_walk(n, keys, e, deg, anywhere, product, added.size, adjacency, (3, 2, 2))
+        joined = sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
+    # Fewer deletable edges than joins (a giant component of degree-2 nodes): join only as many components as can be
+    # paid for, the first in priority order; isolating a node to join another would not lower the count anyway.
+    return joined
+
+
+def _deletion_walk(n: int, keys: np.ndarray, e: np.ndarray, deg: np.ndarray, tiers: list[np.ndarray],
+                   product: np.ndarray, wanted: int, adjacency: sp.csr_matrix, floors: tuple[int, ...] = (3, 2, 3)
+                   ) -> tuple[list[int], np.ndarray]:
+    """The edges :func:`merge_components` deletes to pay for ``wanted`` joins: indices into ``keys`` in the order
+    taken, and their mask."""
     # The tiers' degree floors hold for the degrees *as edges go*: chosen all at once, a degree-2 node could lose both
     # of its edges (measured on Slashdot at epsilon 1: ~12,000 joins isolated 98 nodes and split off pairs, 172
     # components left for a released 17), so the walk keeps running degrees and skips an edge that would take an
-    # endpoint below its tier's floor minus one. A Python walk: it stops after ``added.size`` deletions.
+    # endpoint below its tier's floor minus one. A Python walk: it stops after ``wanted`` deletions.
     running = deg.copy()
     taken = np.zeros(keys.size, dtype=bool)
     dead_idx: list[int] = []
-    for tier, floor in zip(tiers, (3, 2, 3)):
-        if len(dead_idx) >= added.size:
+    for tier, floor in zip(tiers, floors):
+        if len(dead_idx) >= wanted:
             break
         idx = np.nonzero(tier & ~taken)[0]
         idx = idx[np.argsort(product[idx], kind="stable")]
@@ -327,7 +355,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         # product per edge, so not for all of Slashdot's). A join that deletes a triangle's edge undoes what the
         # closures and groups were steered to: on 1,000-node pieces of Cora at epsilon 4 the joins took 8-13% of
         # the draw's clustering sum and triangles after the sampler had met the released values.
-        head = idx[:REPAIR_POOL * (added.size - len(dead_idx)) + JOIN_POOL_EXTRA]
+        head = idx[:REPAIR_POOL * (wanted - len(dead_idx)) + JOIN_POOL_EXTRA]
         support = edge_support(n, keys, head, adjacency=adjacency)
         idx = np.concatenate([head[np.argsort(support, kind="stable")], idx[head.size:]])
         for i in idx:
@@ -338,11 +366,9 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
             running[v] -= 1
             taken[i] = True
             dead_idx.append(int(i))
-            if len(dead_idx) >= added.size:
+            if len(dead_idx) >= wanted:
                 break
-    # Fewer deletable edges than joins (a giant component of degree-2 nodes): join only as many components as can be
-    # paid for, the first in priority order; isolating a node to join another would not lower the count anyway.
-    return sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
+    return dead_idx, taken
 
 
 #: Most joins :func:`merge_components` makes without paying for them: this share of the edges, at least

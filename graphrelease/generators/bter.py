@@ -59,7 +59,8 @@ distinct-pair sampling saturates, and hubs still short of their degree get their
 count kept) — where the released degrees are near-uniform (variance at most their mean,
 :data:`EXACT_DEGREE_DISPERSION`), the endpoints come from the nodes' stubs instead (a configuration model per block
 pair) and the closures of (c) are degree-preserving swaps, so a grid or a lattice keeps its degrees; (c) wedge
-closures inside blocks (TriCycLe-style, edge count kept; at most half as many as the draw has edges) until the draw's capped clustering sum reaches the released one, their triangles counted against the released
+closures inside blocks (TriCycLe-style, edge count kept; at most half as many as the draw has edges) until the
+draw's capped clustering sum reaches the released one, their triangles counted against the released
 triangle count, or, when the draw is more clustered than the released sum, a steeper group density
 (:math:`\rho_g \propto s_g^\beta` on groups inside one block) that moves triangles from small groups to large ones,
 and, when the closures leave the sum short beyond its noise (dense graphs, where a closure adds about
@@ -68,9 +69,10 @@ cliques), a flatter one (:math:`\beta < 0`) that moves them the other way; (d) c
 joined to it, the largest first, until the released component count, soft-thresholded by one noise scale or, on small
 graphs, by as many as keep the pieces left apart by noise alone fewer than 2% of the node count with probability
 0.995 (:func:`~graphrelease.generators.affinity.component_target`), is reached, each join paid for by deleting an
-edge in the fewest triangles; this happens inside every draw, before (c) and before the draw is measured, so the
-steering sees what the joins cost; (e) when the kept draw is still off the released triangle count or clustering sum
-by more than 10% and several noise scales, degree- and block-pair-preserving edge swaps move it towards both
+edge in the fewest triangles (one on a cycle where the draw is tree-like); this happens inside every draw, before
+(c) and before the draw is measured, so the steering sees what the joins cost; (e) when the kept draw is still off
+the released triangle count or clustering sum by more than 10% and several noise scales, degree- and
+block-pair-preserving edge swaps move it towards both
 (:func:`~graphrelease.generators.local_clustering.rewire_toward`, at most four batches): the lever for a dense core
 of hubs whose block edges close more triangles than the input, or give its low-degree neighbours more clustering,
 at any group density; after the last draw, pieces that the closures' deletions split off are joined again (paid
