@@ -322,7 +322,10 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         # only UNPAID_JOINS). Walked again over the edges outside a spanning forest, in any component (a piece's
         # cycle pays as well as the giant one's): any set of them can go without splitting anything, and there are
         # m - n + components of them, enough for every join of a draw with at least n - 1 edges.
-        forest = sp.csgraph.minimum_spanning_tree(adjacency).tocoo()
+        # The forest takes the edges the walk would delete last (protected, hubs'), so the ones it prefers stay free:
+        # weights 1 + [tier 1] + [tier 2] + 1 / degree product, the minimum spanning forest avoiding the heaviest.
+        weight = 1.0 + tiers[0] + tiers[1] + 1.0 / np.maximum(product, 1.0)
+        forest = sp.csgraph.minimum_spanning_tree(sp.csr_matrix((weight, (e[:, 0], e[:, 1])), shape=(n, n))).tocoo()
         cotree = ~in_sorted(keys, np.sort(pair_keys(np.stack([forest.row, forest.col], axis=1), n)))
         anywhere = [cotree & ~spare & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3),
                     cotree & ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2),
