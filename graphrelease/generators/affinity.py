@@ -13,7 +13,8 @@ costs no budget. Graphs are sorted integer pair keys ``u * n + v`` (``u < v``), 
   DC-SBM sampler of :mod:`graphrelease.generators.classical_common`.
 * :func:`trim_to_degrees` — drops random affinity edges at nodes that drew more than their degree.
 * :func:`merge_components` — connects the other components (largest first) to the largest one until the count reaches
-  a target, each new edge paid for by deleting an edge between two nodes of degree >= 3 in the largest component.
+  a target, each new edge paid for by deleting an edge between two nodes of degree >= 3 in the largest component
+  (where that splits pieces off or runs out: an edge outside a spanning forest, in any component).
 * :func:`pair_stranded_nodes` — isolated nodes released with an edge or more take over a leaf of a node of degree >= 3.
 """
 
@@ -85,8 +86,11 @@ def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Ge
     inputs that made up a degree assortativity of +0.6 where the input has about 0 (a Watts-Strogatz ring, a relaxed
     caveman graph; 8 seeded fits, ``reports/regular_degrees.md``, structure log item 34). Shuffled but sized by the
     first member's degree, a group's size still set its members' realised degrees (caveman: +0.11 left, and triangles
-    RE 0.008 -> 0.076 at epsilon 1); one size per block keeps the groups' triangles (0.025) and takes the assortativity
-    to +0.06. The stubs of the exact-degree path then give every member its own degree whatever its group's size.
+    RE 0.008 -> 0.076 at epsilon 1); one size per block (``max(round(median), min_degree) + 1`` over the block's nodes
+    of degree >= ``min_degree``) takes it to +0.06 at a triangle RE of 0.025. The stubs of the exact-degree path then
+    give every member its own degree whatever its group's size. The costs: a graph whose near-uniform degrees are
+    really assorted loses that (a triangular lattice, +0.41 from its border: error 0.04-0.15 -> 0.39-0.40), and a ring
+    of cliques' triangle RE went 0.135 -> 0.185 at epsilon 1.
     """
     # Randomised rounding: the released degrees are reals, and rounding them all the same way would pile nodes on
     # the same integer and give every group of one size the same internal degree (spikes in the histogram).
@@ -261,8 +265,9 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     edge from the component's highest-weight node to a node of the largest component drawn proportionally to
     ``weights``, and deletes one edge of the largest component between two nodes of degree >= 3, preferring edges
     not in ``protected`` (sorted keys, e.g. the affinity edges that hold the triangles) and, among those, edges in
-    the fewest triangles. Where those deletions split pieces off (some were bridges: tree-like graphs), they are
-    chosen again among the edges outside a spanning forest, in any component.
+    the fewest triangles. Where those deletions split pieces off (some were bridges: tree-like graphs) or cannot pay
+    for every join, they are chosen again among the edges outside a spanning forest, in any component (kept if that
+    leaves fewer components).
     """
     keys = np.sort(np.asarray(keys, dtype=np.int64))
     if keys.size == 0:
@@ -314,24 +319,24 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     product = deg[e[:, 0]].astype(np.float64) * deg[e[:, 1]] * (1.0 + rng.random(keys.size))
     dead_idx, taken = _deletion_walk(n, keys, e, deg, tiers, product, added.size, adjacency)
     joined = sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
-    split = bool(dead_idx) and sp.csgraph.connected_components(csr_from_keys(n, joined), directed=False)[0] > \
-        ncomp - len(dead_idx)
-    if split:
-        # Some deletions were bridges: in a tree-like graph most edges are (a random tree's releases kept 11-58
-        # pieces for a released count of 1, their largest component 0.83-0.98 of the nodes; the unpaid pass joins
-        # only UNPAID_JOINS). Walked again over the edges outside a spanning forest, in any component (a piece's
-        # cycle pays as well as the giant one's): any set of them can go without splitting anything, and there are
-        # m - n + components of them, enough for every join of a draw with at least n - 1 edges.
-        # The forest takes the edges the walk would delete last (protected, hubs'), so the ones it prefers stay free:
-        # weights 1 + [tier 1] + [tier 2] + 1 / degree product, the minimum spanning forest avoiding the heaviest.
-        weight = 1.0 + tiers[0] + tiers[1] + 1.0 / np.maximum(product, 1.0)
+    left = sp.csgraph.connected_components(csr_from_keys(n, joined), directed=False)[0] if dead_idx else ncomp
+    if left > ncomp - len(dead_idx) or len(dead_idx) < added.size:
+        # Some deletions were bridges, or the giant component could not pay for every join: in a tree-like graph
+        # most edges are bridges (a random tree's releases kept 11-58 pieces for a released count of 1, their largest
+        # component 0.83-0.98 of the nodes; the unpaid pass joins only UNPAID_JOINS). Walked again over the edges
+        # outside a spanning forest, in any component (a piece's cycle pays as well as the giant one's): any set of
+        # them can go without splitting anything, and there are m - n + components of them, enough for every join of
+        # a draw with at least n - 1 edges. The forest holds the edges the walk would delete last (protected ones,
+        # hubs'): it is the minimum spanning forest under weights 1 + [tier 1] + [tier 2] + 1 / degree product.
+        free = ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)
+        anywhere = [free & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3), free]
+        weight = 1.0 + anywhere[0] + anywhere[1] + 1.0 / product
         forest = sp.csgraph.minimum_spanning_tree(sp.csr_matrix((weight, (e[:, 0], e[:, 1])), shape=(n, n))).tocoo()
         cotree = ~in_sorted(keys, np.sort(pair_keys(np.stack([forest.row, forest.col], axis=1), n)))
-        anywhere = [cotree & ~spare & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3),
-                    cotree & ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2),
-                    cotree & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)]
-        dead_idx, taken = _deletion_walk(n, keys, e, deg, anywhere, product, added.size, adjacency, (3, 2, 2))
-        joined = sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
+        anywhere = [tier & cotree for tier in anywhere] + [cotree & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)]
+        again, taken_again = _deletion_walk(n, keys, e, deg, anywhere, product, added.size, adjacency, (3, 2, 2))
+        if ncomp - len(again) < left:  # nothing splits now; kept only if it leaves fewer components
+            dead_idx, joined = again, sorted_unique(np.concatenate([keys[~taken_again], added[:len(again)]]))
     # Fewer deletable edges than joins (a giant component of degree-2 nodes): join only as many components as can be
     # paid for, the first in priority order; isolating a node to join another would not lower the count anyway.
     return joined

@@ -111,22 +111,26 @@ def test_with_the_gate_off_a_grids_degrees_spread(grid, monkeypatch):
 
 def test_mixed_groups_have_one_size_per_block_and_ignore_the_degree_order():
     rng = np.random.default_rng(0)
-    degrees = rng.uniform(8.0, 14.0, 3000)
-    blocks = np.repeat([0, 1], 1500)
+    # Two blocks of different degree ranges and sizes that are no multiple of their group size (12 and 7).
+    degrees = np.concatenate([rng.uniform(8.0, 14.0, 1501), rng.uniform(4.0, 8.0, 703)])
+    blocks = np.repeat([0, 1], [1501, 703])
     order, starts = affinity_groups(degrees, blocks, rng, mixed=True)
-    sizes = np.diff(starts)
-    for block in (0, 1):
-        median = int(np.rint(np.median(degrees[blocks == block])))
-        in_block = np.array([blocks[order[a]] == block for a in starts[:-1]])
-        full = sizes[in_block][sizes[in_block] == median + 1]
-        assert full.size >= in_block.sum() - 1  # every group but the block's short last one
-    # Sorted groups hold one degree band each; mixed ones a random sample of the range (their means spread by about
-    # sd / sqrt(size), size 12 here).
-    means = np.array([degrees[order[a:b]].mean() for a, b in zip(starts[:-1], starts[1:]) if b - a > 5])
-    assert means.std() < 1.5 * degrees.std() / np.sqrt(12), means.std()
+    sizes, first = np.diff(starts), blocks[order[starts[:-1]]]
+    for block, size in ((0, 12), (1, 7)):
+        assert int(np.rint(np.median(degrees[blocks == block]))) + 1 == size
+        assert all(blocks[order[a:b]].tolist() == [block] * (b - a) for a, b in zip(starts[:-1], starts[1:])
+                   if blocks[order[a]] == block)
+        mine = sizes[first == block]
+        assert (mine[:-1] == size).all() and 0 < mine[-1] < size  # the block's short last group
+    # Sorted groups hold one degree band each; mixed ones a random sample of their block's range (means spread by
+    # about sd / sqrt(size)).
+    block0 = [(a, b) for a, b in zip(starts[:-1], starts[1:]) if first[np.searchsorted(starts, a)] == 0 and b - a > 5]
+    means = np.array([degrees[order[a:b]].mean() for a, b in block0])
+    assert means.std() < 1.5 * degrees[:1501].std() / np.sqrt(12), means.std()
     sorted_order, sorted_starts = affinity_groups(degrees, blocks, np.random.default_rng(0))
-    sorted_means = np.array([degrees[sorted_order[a:b]].mean() for a, b in zip(sorted_starts[:-1], sorted_starts[1:])])
-    assert sorted_means.std() > 0.9 * degrees.std()
+    sorted_means = np.array([degrees[sorted_order[a:b]].mean() for a, b in zip(sorted_starts[:-1], sorted_starts[1:])
+                             if blocks[sorted_order[a]] == 0])
+    assert sorted_means.std() > 0.9 * degrees[:1501].std()
 
 
 @pytest.mark.parametrize("builder", [lambda: nx.watts_strogatz_graph(2000, 10, 0.05, seed=1),
