@@ -319,40 +319,52 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
     product = deg[e[:, 0]].astype(np.float64) * deg[e[:, 1]] * (1.0 + rng.random(keys.size))
     dead_idx, taken = _deletion_walk(n, keys, e, deg, tiers, product, added.size, adjacency)
     joined = sorted_unique(np.concatenate([keys[~taken], added[:len(dead_idx)]]))
-    left = sp.csgraph.connected_components(csr_from_keys(n, joined), directed=False)[0] if dead_idx else ncomp
+    left, label = (sp.csgraph.connected_components(csr_from_keys(n, joined), directed=False) if dead_idx
+                   else (ncomp, comp))
     if left > ncomp - len(dead_idx) or len(dead_idx) < added.size:
         # Some deletions were bridges, or the giant component could not pay for every join: in a tree-like graph
         # most edges are bridges (a random tree's releases kept 11-58 pieces for a released count of 1, their largest
-        # component 0.83-0.98 of the nodes; the unpaid pass joins only UNPAID_JOINS). Walked again over the edges
-        # outside a spanning forest, in any component (a piece's cycle pays as well as the giant one's): any set of
-        # them can go without splitting anything, and there are m - n + components of them, enough for every join of
-        # a draw with at least n - 1 edges. The forest holds the edges the walk would delete last (protected ones,
-        # hubs'): it is the minimum spanning forest under weights 1 + [tier 1] + [tier 2] + 1 / degree product.
+        # component 0.83-0.98 of the nodes; the unpaid pass joins only UNPAID_JOINS). The deletions that split
+        # nothing stay; the rest are chosen again among the edges outside a spanning forest of what is left, in any
+        # component (a piece's cycle pays as well as the giant one's): any set of them can go without splitting
+        # anything, and there are m - n + components of them. Only the bridges are replaced, since a cycle edge is
+        # likelier to close a triangle (all of them: Cora's releases at epsilon 4 lost 4-6% of their triangles).
+        # The forest holds the edges the walk would delete last (protected ones, hubs'): it is the minimum spanning
+        # forest under weights 1 + [tier 1] + [tier 2] + 1 / degree product.
+        kept = np.zeros(keys.size, dtype=bool)
+        kept[[i for i in dead_idx if label[e[i, 0]] == label[e[i, 1]]]] = True
         free = ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)
         anywhere = [free & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3), free]
-        weight = 1.0 + anywhere[0] + anywhere[1] + 1.0 / product
-        forest = sp.csgraph.minimum_spanning_tree(sp.csr_matrix((weight, (e[:, 0], e[:, 1])), shape=(n, n))).tocoo()
-        cotree = ~in_sorted(keys, np.sort(pair_keys(np.stack([forest.row, forest.col], axis=1), n)))
+        weight = (1.0 + anywhere[0] + anywhere[1] + 1.0 / product)[~kept]
+        forest = sp.csgraph.minimum_spanning_tree(
+            sp.csr_matrix((weight, (e[~kept, 0], e[~kept, 1])), shape=(n, n))).tocoo()
+        cotree = ~kept & ~in_sorted(keys, np.sort(pair_keys(np.stack([forest.row, forest.col], axis=1), n)))
         anywhere = [tier & cotree for tier in anywhere] + [cotree & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)]
-        again, taken_again = _deletion_walk(n, keys, e, deg, anywhere, product, added.size, adjacency, (3, 2, 2))
-        if ncomp - len(again) < left:  # nothing splits now; kept only if it leaves fewer components
-            dead_idx, joined = again, sorted_unique(np.concatenate([keys[~taken_again], added[:len(again)]]))
+        running = deg - np.bincount(e[kept].ravel(), minlength=n)
+        again, taken_again = _deletion_walk(n, keys, e, deg, anywhere, product, added.size - int(kept.sum()),
+                                            adjacency, (3, 2, 2), running=running, taken=kept)
+        paid = int(kept.sum()) + len(again)
+        other = sorted_unique(np.concatenate([keys[~taken_again], added[:paid]]))
+        if sp.csgraph.connected_components(csr_from_keys(n, other), directed=False)[0] < left:
+            joined = other
     # Fewer deletable edges than joins (a giant component of degree-2 nodes): join only as many components as can be
     # paid for, the first in priority order; isolating a node to join another would not lower the count anyway.
     return joined
 
 
 def _deletion_walk(n: int, keys: np.ndarray, e: np.ndarray, deg: np.ndarray, tiers: list[np.ndarray],
-                   product: np.ndarray, wanted: int, adjacency: sp.csr_matrix, floors: tuple[int, ...] = (3, 2, 3)
+                   product: np.ndarray, wanted: int, adjacency: sp.csr_matrix, floors: tuple[int, ...] = (3, 2, 3),
+                   *, running: np.ndarray | None = None, taken: np.ndarray | None = None
                    ) -> tuple[list[int], np.ndarray]:
     """The edges :func:`merge_components` deletes to pay for ``wanted`` joins: indices into ``keys`` in the order
-    taken, and their mask."""
+    taken, and the mask of every deleted edge (``taken`` on entry: edges already deleted, whose endpoints' degrees
+    ``running`` has lowered)."""
     # The tiers' degree floors hold for the degrees *as edges go*: chosen all at once, a degree-2 node could lose both
     # of its edges (measured on Slashdot at epsilon 1: ~12,000 joins isolated 98 nodes and split off pairs, 172
     # components left for a released 17), so the walk keeps running degrees and skips an edge that would take an
     # endpoint below its tier's floor minus one. A Python walk: it stops after ``wanted`` deletions.
-    running = deg.copy()
-    taken = np.zeros(keys.size, dtype=bool)
+    running = deg.copy() if running is None else running.copy()
+    taken = np.zeros(keys.size, dtype=bool) if taken is None else taken.copy()
     dead_idx: list[int] = []
     for tier, floor in zip(tiers, floors):
         if len(dead_idx) >= wanted:
