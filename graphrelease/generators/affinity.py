@@ -89,8 +89,8 @@ def affinity_groups(degrees: np.ndarray, block_of: np.ndarray, rng: np.random.Ge
     RE 0.008 -> 0.076 at epsilon 1); one size per block (``max(round(median), min_degree) + 1`` over the block's nodes
     of degree >= ``min_degree``) takes it to +0.06 at a triangle RE of 0.025. The stubs of the exact-degree path then
     give every member its own degree whatever its group's size. The costs: a graph whose near-uniform degrees are
-    really assorted loses that (a triangular lattice, +0.41 from its border: error 0.04-0.15 -> 0.39-0.40), and a ring
-    of cliques' triangle RE went 0.135 -> 0.185 at epsilon 1.
+    really assorted loses that (a triangular lattice, +0.41 from its border: error 0.04-0.13 -> 0.39-0.40), and a ring
+    of cliques' triangle RE went 0.136 -> 0.185 at epsilon 1.
     """
     # Randomised rounding: the released degrees are reals, and rounding them all the same way would pile nodes on
     # the same integer and give every group of one size the same internal degree (spikes in the histogram).
