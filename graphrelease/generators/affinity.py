@@ -328,7 +328,7 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         # nothing stay; the rest are chosen again among the edges outside a spanning forest of what is left, in any
         # component (a piece's cycle pays as well as the giant one's): any set of them can go without splitting
         # anything, and there are m - n + components of them. Only the bridges are replaced, since a cycle edge is
-        # likelier to close a triangle (all of them: Cora's releases at epsilon 4 lost 4-6% of their triangles).
+        # likelier to close a triangle (all of them: Cora's releases at epsilon 4 lost 3-6% of their triangles).
         # The forest holds the edges the walk would delete last (protected ones, hubs'): it is the minimum spanning
         # forest under weights 1 + [tier 1] + [tier 2] + 1 / degree product.
         kept = np.zeros(keys.size, dtype=bool)
