@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -16,8 +17,10 @@ def test_demo_writes_a_verified_release_and_an_internal_report(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "verifies" in out and "INTERNAL" in out
     # Cora at epsilon 2 is too sparse for dp_bter's DP partition: the demo says so twice, before and after the audit
+    # (the verdict's "Lost:" list may name the component count first: the joins reach the soft-thresholded released
+    # count, 36-59 of Cora's 78 in some releases at this epsilon)
     flat = " ".join(out.split())
-    assert "note: one block:" in flat and "Lost: input communities" in flat
+    assert "note: one block:" in flat and re.search(r"Lost:(?:(?!Changed:|Kept:).)*input communities", flat)
     release = tmp_path / "release"
     certificate = json.loads((release / "certificate.json").read_text())
     assert certificate["guarantee"] == "proved"
