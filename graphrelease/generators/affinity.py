@@ -311,9 +311,9 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         np.zeros(keys.size, dtype=bool)
     # Deletion candidates in order of preference: unprotected edges between nodes of degree >= 3 (rarely in a
     # triangle, rarely a bridge), then unprotected edges at degree >= 2, then protected ones of degree >= 3.
-    tiers = [in_giant_edge & ~spare & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3),
-             in_giant_edge & ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2),
-             in_giant_edge & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3)]
+    both3 = (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3)
+    both2 = (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)
+    tiers = [in_giant_edge & ~spare & both3, in_giant_edge & ~spare & both2, in_giant_edge & both3]
     # Within a tier, edges with the smallest degree product go first (random tie-break): in a degree-corrected
     # graph an edge closes about d_u d_v / 2m wedges' worth of triangles, so this spares the hubs' triangles.
     product = deg[e[:, 0]].astype(np.float64) * deg[e[:, 1]] * (1.0 + rng.random(keys.size))
@@ -333,13 +333,12 @@ def merge_components(n: int, keys: np.ndarray, target_components: float, weights
         # forest under weights 1 + [tier 1] + [tier 2] + 1 / degree product.
         kept = np.zeros(keys.size, dtype=bool)
         kept[[i for i in dead_idx if label[e[i, 0]] == label[e[i, 1]]]] = True
-        free = ~spare & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)
-        anywhere = [free & (deg[e[:, 0]] >= 3) & (deg[e[:, 1]] >= 3), free]
+        anywhere = [~spare & both3, ~spare & both2]
         weight = (1.0 + anywhere[0] + anywhere[1] + 1.0 / product)[~kept]
         forest = sp.csgraph.minimum_spanning_tree(
             sp.csr_matrix((weight, (e[~kept, 0], e[~kept, 1])), shape=(n, n))).tocoo()
         cotree = ~kept & ~in_sorted(keys, np.sort(pair_keys(np.stack([forest.row, forest.col], axis=1), n)))
-        anywhere = [tier & cotree for tier in anywhere] + [cotree & (deg[e[:, 0]] >= 2) & (deg[e[:, 1]] >= 2)]
+        anywhere = [tier & cotree for tier in anywhere] + [cotree & both2]
         running = deg - np.bincount(e[kept].ravel(), minlength=n)
         again, taken_again = _deletion_walk(n, keys, e, deg, anywhere, product, added.size - int(kept.sum()),
                                             adjacency, (3, 2, 2), running=running, taken=kept)
