@@ -133,7 +133,7 @@ def _row_membership(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, indi
     Written by hand for speed: a binary search of every 2-path in all ``m`` keys was half of a Slashdot sample's CPU
     time (13.6M searches per triangle listing, 13 listings). Here a boolean row marker covers a chunk of rows at a time
     and each query is one lookup in its own row's ``n`` bytes, which stay in cache because the queries come row by
-    row. The same answers; one listing of Slashdot 3-4x faster (``reports/triangle_listing.md``)."""
+    row. The same answers; one listing of Slashdot 2-3.4x faster in three runs (``reports/triangle_listing.md``)."""
     if rows.size == 0:
         return np.zeros(0, dtype=bool)
     per = MARKER_BYTES // max(int(n), 1)
