@@ -116,11 +116,12 @@ def clustering_cap(epsilon: float, num_nodes: int) -> float:
 
 
 #: Bytes of the per-row marker that :func:`_row_membership` reuses across its chunks of rows (102 rows of Slashdot's
-#: 82,168 nodes at a time). Measured on one listing of Slashdot, median of 5: 4 / 8 / 16 / 64 MiB 0.25 / 0.25 / 0.31 /
-#: 0.31 CPU-s (binary search 0.59-1.13); larger markers were slower on LastFM and Squirrel too (page faults, cache).
+#: 82,168 nodes at a time). One listing of Slashdot, median of 5, four times: 4 / 8 / 16 / 64 MiB 0.25-0.37 /
+#: 0.25-0.35 / 0.31-0.40 / 0.30-0.42 CPU-s, binary search 0.59-1.13; on LastFM 64 MiB was slower than 4-8 and than the
+#: search (page faults; structure log item 35).
 MARKER_BYTES = 1 << 23
 #: Fewer rows per marker chunk than this (graphs of more than 524,288 nodes) and :func:`_row_membership` falls back to
-#: the binary search: 16 rows per chunk still ran at 0.26-0.34 CPU-s on Slashdot, but the chunks' Python loop grows
+#: the binary search: 16 rows per chunk still ran at 0.26-0.44 CPU-s on Slashdot, but the chunks' Python loop grows
 #: with the node count and was not measured on larger graphs.
 MIN_MARKER_ROWS = 16
 
@@ -130,15 +131,16 @@ def _row_membership(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, indi
     """Whether each pair ``(rows[i], cols[i])`` is an entry of the CSR ``(indptr, indices)`` (``keys`` its sorted
     row-major keys), ``rows`` non-decreasing.
 
-    Written by hand for speed: a binary search of every 2-path in all ``m`` keys was half of a Slashdot sample's CPU
-    time (13.6M searches per triangle listing, 13 listings). Here a boolean row marker covers a chunk of rows at a time
-    and each query is one lookup in its own row's ``n`` bytes, which stay in cache because the queries come row by
-    row. The same answers; one listing of Slashdot 2-3.4x faster in three runs (``reports/triangle_listing.md``)."""
+    Written by hand for speed: a binary search of every 2-path in all ``m`` keys was more than a third of a Slashdot
+    sample's CPU time (13.6M searches in a listing of the input graph, 12-13 listings per sample). Here a boolean row
+    marker covers a chunk of rows at a time and each query is one lookup in its own row's ``n`` bytes, which stay in
+    cache because the queries come row by row. The same answers, 2-3x faster on Slashdot
+    (``reports/triangle_listing.md``)."""
     if rows.size == 0:
         return np.zeros(0, dtype=bool)
     per = MARKER_BYTES // max(int(n), 1)
-    if per < MIN_MARKER_ROWS:
-        return in_sorted(rows * n + cols, keys)
+    if per < max(MIN_MARKER_ROWS, 1):
+        return in_sorted(rows.astype(np.int64, copy=False) * n + cols, keys)
     found = np.empty(rows.size, dtype=bool)
     marker = np.zeros(min(per, indptr.size - 1) * n, dtype=bool)
     starts = np.arange(int(rows[0]) // per * per, int(rows[-1]) + 1, per, dtype=np.int64)
@@ -156,9 +158,9 @@ def _row_membership(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, indi
     return found
 
 
-def _triangle_edges(n: int, edges: np.ndarray) -> tuple[np.ndarray, ...]:
-    """:func:`list_triangles` plus, per triangle, the positions in the sorted oriented keys of its edges ``a -> b``,
-    ``b -> c`` and ``a -> c``."""
+def _triangle_edges(n: int, edges: np.ndarray, positions: bool = True) -> tuple[np.ndarray, ...]:
+    """:func:`list_triangles` plus, with ``positions``, per triangle the positions in the sorted oriented keys of its
+    edges ``a -> b``, ``b -> c`` and ``a -> c``."""
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     d = np.bincount(edges.ravel(), minlength=n)
     low = degree_oriented(n, edges, d).tocsr()
@@ -172,21 +174,29 @@ def _triangle_edges(n: int, edges: np.ndarray) -> tuple[np.ndarray, ...]:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z, d, keys, z, z, z
     # 2-path j runs over edge e's fan: c = idx[indptr[b_e] + j - first_e]. Two repeats over the 2-paths (the
-    # position shift and the row) and the rest on the hits only: this is the sampler's hot loop.
+    # position shift and the row), one lookup each in the row marker, and the rest on the hits only: this is the
+    # sampler's hot loop.
     ends = np.cumsum(fan)
     pos = np.arange(total, dtype=np.int64) + np.repeat(indptr[idx] - (ends - fan), fan)
     ec = idx[pos]
     hit = np.flatnonzero(_row_membership(np.repeat(a, fan), ec, indptr, idx, n, keys))
+    # The 2-path arrays go as soon as the hits are read out of them: on triangle-rich graphs (Squirrel: 9.6M
+    # triangles) the per-triangle arrays below are what sets the peak.
+    tc, bc = ec[hit], pos[hit]
+    del ec, pos
     edge = np.searchsorted(ends, hit, side="right")
-    ta, tc = a[edge], ec[hit]
-    return ta, idx[edge], tc, d, keys, edge, pos[hit], np.searchsorted(keys, ta * n + tc)
+    del hit
+    ta, tb = a[edge], idx[edge]
+    if not positions:
+        return ta, tb, tc, d, keys
+    return ta, tb, tc, d, keys, edge, bc, np.searchsorted(keys, ta * n + tc)
 
 
 def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every triangle once, as ``(a, b, c)`` with ``a -> b -> c`` and ``a -> c`` in the degree orientation, plus the
     degrees and the sorted oriented keys ``a * n + c`` of the edges. Work is the number of oriented 2-paths (at most
     :math:`O(m^{1.5})`), memory linear in it."""
-    return _triangle_edges(n, edges)[:5]
+    return _triangle_edges(n, edges, positions=False)[:5]
 
 
 def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -194,10 +204,10 @@ def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, i
     keys, and the triangle count. An edge is in a triangle iff its sum is positive (an apex has degree >= 2)."""
     a, b, c, d, keys, ab, bc, ac = _triangle_edges(n, edges)
     w = np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 1), 0.0)
-    # One bincount over the three edges of every triangle, in the order (a -> c, apex b), (a -> b, apex c),
-    # (b -> c, apex a): each edge's terms are added in the same order as before, so the sums are bit-identical.
-    s = np.bincount(np.concatenate([ac, ab, bc]), weights=np.concatenate([w[b], w[c], w[a]]), minlength=keys.size)
-    return s.astype(np.float64, copy=False), keys, int(a.size)
+    s = np.zeros(keys.size)
+    for at, apex in ((ac, b), (ab, c), (bc, a)):
+        np.add.at(s, at, w[apex])
+    return s, keys, int(a.size)
 
 
 def capped_clustering_sum(n: int, edges: np.ndarray, cap: float = CLUSTERING_CAP) -> float:
