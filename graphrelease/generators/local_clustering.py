@@ -124,38 +124,62 @@ MARKER_BYTES = 1 << 23
 #: the binary search: 16 rows per chunk still ran at 0.26-0.44 CPU-s on Slashdot, but the chunks' Python loop grows
 #: with the node count and was not measured on larger graphs.
 MIN_MARKER_ROWS = 16
+#: Most 2-paths in one chunk of :func:`_two_path_hits` (each of its arrays then holds at most 16 MiB), unless one
+#: row has more.
+PATH_CHUNK = 1 << 21
 
 
-def _row_membership(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, indices: np.ndarray, n: int,
-                    keys: np.ndarray) -> np.ndarray:
-    """Whether each pair ``(rows[i], cols[i])`` is an entry of the CSR ``(indptr, indices)`` (``keys`` its sorted
-    row-major keys), ``rows`` non-decreasing.
+def _two_path_hits(n: int, indptr: np.ndarray, idx: np.ndarray, a: np.ndarray, keys: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The closed oriented 2-paths ``a -> b -> c`` (``a -> c`` an edge too) of the degree-oriented CSR
+    ``(indptr, idx)`` with edge rows ``a`` and sorted keys ``keys``, in the order of their first edge and then of
+    ``c``: that edge's position, the position of ``b -> c``, and ``c``.
 
     Written by hand for speed: a binary search of every 2-path in all ``m`` keys was more than a third of a Slashdot
-    sample's CPU time (13.6M searches in a listing of the input graph, 12-13 listings per sample). Here a boolean row
-    marker covers a chunk of rows at a time and each query is one lookup in its own row's ``n`` bytes, which stay in
-    cache because the queries come row by row. The same answers, 2-3x faster on Slashdot
-    (``reports/triangle_listing.md``)."""
-    if rows.size == 0:
-        return np.zeros(0, dtype=bool)
+    sample's CPU time (13.6M searches in a listing of the input graph, 12-13 listings per sample). The 2-paths are
+    enumerated a chunk of rows at a time, and each is looked up in a boolean marker of its own row's ``n`` bytes,
+    which stays in cache; the chunk's 2-path arrays never exist for the whole graph at once. The same answers, 2-3x
+    faster on Slashdot (``reports/triangle_listing.md``)."""
+    fan = np.diff(indptr)[idx]
+    nrows = indptr.size - 1
     per = MARKER_BYTES // max(int(n), 1)
-    if per < max(MIN_MARKER_ROWS, 1):
-        return in_sorted(rows.astype(np.int64, copy=False) * n + cols, keys)
-    found = np.empty(rows.size, dtype=bool)
-    marker = np.zeros(min(per, indptr.size - 1) * n, dtype=bool)
-    starts = np.arange(int(rows[0]) // per * per, int(rows[-1]) + 1, per, dtype=np.int64)
-    first = np.searchsorted(rows, starts, side="left")
-    last = np.append(first[1:], rows.size)
-    for r0, lo, hi in zip(starts.tolist(), first.tolist(), last.tolist()):
-        if lo == hi:
+    marked = per >= max(MIN_MARKER_ROWS, 1)
+    if not marked:
+        per = max(nrows, 1)  # chunks of 2-paths only, searched in the keys
+    marker = np.zeros(min(per, nrows) * n, dtype=bool) if marked else None
+    # A chunk also ends where its 2-paths reach PATH_CHUNK, so that its arrays stay small on dense graphs.
+    row_paths = np.concatenate([[0], np.cumsum(fan)])[indptr]
+    out_edge, out_bc, out_c = [], [], []
+    r0 = 0
+    while r0 < nrows:
+        fits = int(np.searchsorted(row_paths, row_paths[r0] + PATH_CHUNK, side="right")) - 1
+        r1 = min(r0 + per, nrows, max(r0 + 1, fits))
+        e0, e1 = int(indptr[r0]), int(indptr[r1])
+        f = fan[e0:e1]
+        total = int(f.sum())
+        if total == 0:
+            r0 = r1
             continue
-        r1 = min(r0 + per, indptr.size - 1)
-        cells = (np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(indptr[r0:r1 + 1])) * n
-                 + indices[indptr[r0]:indptr[r1]])
-        marker[cells] = True
-        found[lo:hi] = marker[(rows[lo:hi] - r0) * n + cols[lo:hi]]
-        marker[cells] = False
-    return found
+        # 2-path j of edge e runs over b's out-edges: position indptr[b] + j.
+        ends = np.cumsum(f)
+        pos = np.arange(total, dtype=np.int64) + np.repeat(indptr[idx[e0:e1]] - (ends - f), f)
+        ec = idx[pos]
+        rows = np.repeat(a[e0:e1] - r0, f)
+        if marked:
+            cells = (a[e0:e1] - r0) * n + idx[e0:e1]
+            marker[cells] = True
+            hit = np.flatnonzero(marker[rows * n + ec])
+            marker[cells] = False
+        else:
+            hit = np.flatnonzero(in_sorted((rows + r0) * n + ec, keys))
+        out_edge.append(e0 + np.searchsorted(ends, hit, side="right"))
+        out_bc.append(pos[hit])
+        out_c.append(ec[hit])
+        r0 = r1
+    if not out_edge:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    return np.concatenate(out_edge), np.concatenate(out_bc), np.concatenate(out_c)
 
 
 def _triangle_edges(n: int, edges: np.ndarray, positions: bool = True) -> tuple[np.ndarray, ...]:
@@ -168,24 +192,7 @@ def _triangle_edges(n: int, edges: np.ndarray, positions: bool = True) -> tuple[
     indptr, idx = low.indptr.astype(np.int64), low.indices.astype(np.int64)
     a = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
     keys = a * n + idx  # row-major with sorted columns: already sorted
-    fan = np.diff(indptr)[idx]
-    total = int(fan.sum())
-    if total == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z, z, d, keys, z, z, z
-    # 2-path j runs over edge e's fan: c = idx[indptr[b_e] + j - first_e]. Two repeats over the 2-paths (the
-    # position shift and the row), one lookup each in the row marker, and the rest on the hits only: this is the
-    # sampler's hot loop.
-    ends = np.cumsum(fan)
-    pos = np.arange(total, dtype=np.int64) + np.repeat(indptr[idx] - (ends - fan), fan)
-    ec = idx[pos]
-    hit = np.flatnonzero(_row_membership(np.repeat(a, fan), ec, indptr, idx, n, keys))
-    # The 2-path arrays go as soon as the hits are read out of them: on triangle-rich graphs (Squirrel: 9.6M
-    # triangles) the per-triangle arrays below are what sets the peak.
-    tc, bc = ec[hit], pos[hit]
-    del ec, pos
-    edge = np.searchsorted(ends, hit, side="right")
-    del hit
+    edge, bc, tc = _two_path_hits(n, indptr, idx, a, keys)
     ta, tb = a[edge], idx[edge]
     if not positions:
         return ta, tb, tc, d, keys
