@@ -115,12 +115,12 @@ def clustering_cap(epsilon: float, num_nodes: int) -> float:
     return float(max(fitting)) if fitting else CLUSTERING_CAP
 
 
-#: Bytes of the per-row marker that :func:`_row_membership` reuses across its chunks of rows (102 rows of Slashdot's
+#: Bytes of the per-row marker that :func:`_two_path_hits` reuses across its chunks of rows (102 rows of Slashdot's
 #: 82,168 nodes at a time). One listing of Slashdot, median of 5, four times: 4 / 8 / 16 / 64 MiB 0.25-0.37 /
 #: 0.25-0.35 / 0.31-0.40 / 0.30-0.42 CPU-s, binary search 0.59-1.13; on LastFM 64 MiB was slower than 4-8 and than the
 #: search (page faults; structure log item 35).
 MARKER_BYTES = 1 << 23
-#: Fewer rows per marker chunk than this (graphs of more than 524,288 nodes) and :func:`_row_membership` falls back to
+#: Fewer rows per marker chunk than this (graphs of more than 524,288 nodes) and :func:`_two_path_hits` falls back to
 #: the binary search: 16 rows per chunk still ran at 0.26-0.44 CPU-s on Slashdot, but the chunks' Python loop grows
 #: with the node count and was not measured on larger graphs.
 MIN_MARKER_ROWS = 16
@@ -202,7 +202,7 @@ def _triangle_edges(n: int, edges: np.ndarray, positions: bool = True) -> tuple[
 def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every triangle once, as ``(a, b, c)`` with ``a -> b -> c`` and ``a -> c`` in the degree orientation, plus the
     degrees and the sorted oriented keys ``a * n + c`` of the edges. Work is the number of oriented 2-paths (at most
-    :math:`O(m^{1.5})`), memory linear in it."""
+    :math:`O(m^{1.5})`); memory is linear in the edges, the triangles and one chunk's 2-paths (:data:`PATH_CHUNK`)."""
     return _triangle_edges(n, edges, positions=False)[:5]
 
 

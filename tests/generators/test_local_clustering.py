@@ -56,14 +56,18 @@ def test_uncapped_sum_is_n_times_the_average_clustering(cora):
     assert s == pytest.approx(values[2]) and tri > 0 and in_tri.size > 0
 
 
-@pytest.mark.parametrize("marker_bytes, min_rows", [(1 << 23, 16), (2_000_000, 16), (1 << 23, 10 ** 12)],
-                         ids=["one-chunk", "many-chunks", "binary-search"])
-def test_triangle_listing_matches_igraph_in_every_membership_path(cora, monkeypatch, marker_bytes, min_rows):
+@pytest.mark.parametrize("marker_bytes, min_rows, path_chunk",
+                         [(1 << 23, 16, 1 << 21), (2_000_000, 16, 1 << 21), (1 << 23, 16, 500),
+                          (1 << 23, 10 ** 12, 1 << 21), (1 << 23, 10 ** 12, 500)],
+                         ids=["one-chunk", "row-chunks", "path-chunks", "binary-search", "binary-search-chunks"])
+def test_triangle_listing_matches_igraph_in_every_membership_path(cora, monkeypatch, marker_bytes, min_rows,
+                                                                  path_chunk):
     """Every triangle once, with the positions of its three edges, whether the row marker covers Cora's 2,708 nodes in
-    one chunk or in chunks of 738 rows, or falls back to binary search: the same triangles as igraph's clique
-    listing."""
+    one chunk, in chunks of 738 rows or in chunks of at most 500 2-paths, or the lookups fall back to binary search:
+    the same triangles as igraph's clique listing."""
     monkeypatch.setattr(lc, "MARKER_BYTES", marker_bytes)
     monkeypatch.setattr(lc, "MIN_MARKER_ROWS", min_rows)
+    monkeypatch.setattr(lc, "PATH_CHUNK", path_chunk)
     n = cora.num_nodes
     a, b, c, d, keys, ab, bc, ac = lc._triangle_edges(n, cora.edges)
     got = {tuple(sorted(t)) for t in zip(a.tolist(), b.tolist(), c.tolist())}
@@ -94,6 +98,8 @@ def test_triangle_listing_with_gaps_and_empty_chunks_matches_the_reference_sums(
     for x, y, apex in ((a, c, b), (a, b, c), (b, c, a)):
         np.add.at(ref, np.searchsorted(ref_keys, x * n + y), w[apex])
     assert np.array_equal(keys, ref_keys) and np.array_equal(s, ref)
+    monkeypatch.setattr(lc, "PATH_CHUNK", 64)
+    assert np.array_equal(lc.edge_apex_sums(n, edges)[0], ref)
     monkeypatch.setattr(lc, "MIN_MARKER_ROWS", 10 ** 12)
     assert np.array_equal(lc.edge_apex_sums(n, edges)[0], ref)
 
