@@ -164,9 +164,10 @@ def _two_path_hits(n: int, indptr: np.ndarray, idx: np.ndarray, a: np.ndarray, k
         ends = np.cumsum(f)
         pos = np.arange(total, dtype=np.int64) + np.repeat(indptr[idx[e0:e1]] - (ends - f), f)
         ec = idx[pos]
-        rows = np.repeat(a[e0:e1] - r0, f)
+        local = a[e0:e1] - r0  # each edge's row within the chunk
+        rows = np.repeat(local, f)
         if marked:
-            cells = (a[e0:e1] - r0) * n + idx[e0:e1]
+            cells = local * n + idx[e0:e1]
             marker[cells] = True
             hit = np.flatnonzero(marker[rows * n + ec])
             marker[cells] = False
@@ -203,7 +204,7 @@ def list_triangles(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     """Every triangle once, as ``(a, b, c)`` with ``a -> b -> c`` and ``a -> c`` in the degree orientation, plus the
     degrees and the sorted oriented keys ``a * n + c`` of the edges. Work is the number of oriented 2-paths (at most
     :math:`O(m^{1.5})`); memory is linear in the edges, the triangles and one chunk's 2-paths (:data:`PATH_CHUNK`)."""
-    return _triangle_edges(n, edges, positions=False)[:5]
+    return _triangle_edges(n, edges, positions=False)
 
 
 def edge_apex_sums(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
