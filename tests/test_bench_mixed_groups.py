@@ -74,3 +74,19 @@ def test_arms_patch_the_sampler_and_restore_it(data_dir):
         release = fitted.sample(1, rng=np.random.default_rng(0))[0]
     assert (bter.affinity_groups, bter.group_densities, bter.sample_affinity_edges) == shipped
     assert abs(release.num_edges - float(fitted.arrays["block_counts"].sum())) <= 0.02 * g.num_edges
+
+
+def test_gamma_concentrates_the_pair_weights_on_the_heavy_members(data_dir):
+    g, degrees = _cora(data_dir)
+    blocks = np.zeros(g.num_nodes, dtype=np.int64)
+    plain, steep = bmg.MixedGroups(), bmg.MixedGroups(gamma=2.0)
+    order, starts = plain.groups(degrees, blocks, np.random.default_rng(3))
+    order2, starts2 = steep.groups(degrees, blocks, np.random.default_rng(3))
+    assert np.array_equal(order, order2) and np.array_equal(starts, starts2)  # same groups, other weights
+    for phi1, phi2, (a, b) in zip(plain.phis, steep.phis, zip(starts[:-1], starts[1:])):
+        iu = np.triu_indices(phi1.shape[0], 1)
+        assert np.isclose(phi2[iu].mean(), 1.0)
+        w = degrees[order[a:b]] / np.bincount(order, minlength=g.num_nodes)[order[a:b]]  # weight per membership
+        if w.max() > w.min():
+            heavy = np.unravel_index(np.argmax(np.outer(w, w) - np.diag(w * w)), phi1.shape)
+            assert phi2[heavy] > phi1[heavy]
