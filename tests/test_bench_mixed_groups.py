@@ -87,6 +87,10 @@ def test_gamma_concentrates_the_pair_weights_on_the_heavy_members(data_dir):
         iu = np.triu_indices(phi1.shape[0], 1)
         assert np.isclose(phi2[iu].mean(), 1.0)
         w = degrees[order[a:b]] / np.bincount(order, minlength=g.num_nodes)[order[a:b]]  # weight per membership
+        # the exponent itself: phi ~ (w_u w_v)^2, scaled to mean 1 over the pairs
+        expected = np.outer(w ** 2, w ** 2)
+        np.fill_diagonal(expected, 0.0)
+        assert np.allclose(phi2, expected / expected[iu].mean())
         if w.max() > w.min():
             heavy = np.unravel_index(np.argmax(np.outer(w, w) - np.diag(w * w)), phi1.shape)
             assert phi2[heavy] > phi1[heavy]
