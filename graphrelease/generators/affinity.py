@@ -488,7 +488,7 @@ def edge_support(n: int, keys: np.ndarray, rows: np.ndarray, *, adjacency: sp.cs
 
 def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.Generator, *,
                        protected: np.ndarray | None = None, min_degree: float = 10.0,
-                       rounds: int | None = None) -> np.ndarray:
+                       rounds: int | None = None, sides: np.ndarray | None = None) -> np.ndarray:
     """Give nodes that distinct-pair sampling left well short of their released degree the edges they lack; the
     edge count is kept by deleting as many unprotected edges between nodes not short of their degree.
 
@@ -501,12 +501,13 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
     already neighbours).
     The deleted edges are the ones closing the fewest triangles among a random pool of unprotected edges between
     non-short nodes, at equal support preferring edges whose endpoints both went over their released degree.
+    With ``sides`` (0 / 1 per node, the sampler's side repulsion) a hub's partners are on the other side.
     Post-processing of released values and of the synthetic graph.
     """
     keys = np.sort(np.asarray(keys, dtype=np.int64))
     prot = np.sort(np.asarray(protected, dtype=np.int64)) if protected is not None else None
     for _ in range(max(int(REPAIR_ROUNDS if rounds is None else rounds), 1)):
-        new = _repair_round(n, keys, degrees, rng, prot, float(min_degree))
+        new = _repair_round(n, keys, degrees, rng, prot, float(min_degree), sides)
         if new is keys:
             break
         keys = new
@@ -514,7 +515,7 @@ def repair_hub_degrees(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.ra
 
 
 def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.Generator,
-                  protected: np.ndarray | None, min_degree: float) -> np.ndarray:
+                  protected: np.ndarray | None, min_degree: float, sides: np.ndarray | None = None) -> np.ndarray:
     """One round of :func:`repair_hub_degrees`; returns ``keys`` itself when nothing changed."""
     d = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
     e = keys_to_edges(keys, n)
@@ -529,12 +530,20 @@ def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.
     chung_lu = short & ~saturated
     hubs = np.repeat(np.nonzero(chung_lu)[0], np.rint(gap[chung_lu]).astype(np.int64))
     w = d * ~short + 1e-12
-    partners = rng.choice(n, size=hubs.size, p=w / w.sum())
+    if sides is None:
+        partners = rng.choice(n, size=hubs.size, p=w / w.sum())
+    else:
+        partners = np.empty(hubs.size, dtype=np.int64)
+        for side in (0, 1):
+            mine = sides[hubs] == side
+            other = w * (sides != side)
+            partners[mine] = (rng.choice(n, size=int(mine.sum()), p=other / other.sum()) if other.sum() > 0
+                              else hubs[mine])
     adjacency = csr_from_keys(n, keys) if saturated.any() else None  # reused by edge_support below
     if adjacency is not None:
         more_hubs, more_partners = _repair_partners(adjacency, np.nonzero(saturated)[0],
                                                     np.rint(gap[saturated]).astype(np.int64),
-                                                    np.maximum(gap, 0.0) * ~short, d * ~short, rng)
+                                                    np.maximum(gap, 0.0) * ~short, d * ~short, rng, sides)
         hubs, partners = np.concatenate([hubs, more_hubs]), np.concatenate([partners, more_partners])
     ok = partners != hubs
     added = sorted_unique(pair_keys(np.stack([hubs[ok], partners[ok]], axis=1), n))
@@ -572,7 +581,8 @@ def _repair_round(n: int, keys: np.ndarray, degrees: np.ndarray, rng: np.random.
 
 
 def _repair_partners(adjacency: sp.csr_matrix, hubs: np.ndarray, need: np.ndarray, lacking: np.ndarray,
-                     degrees: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                     degrees: np.ndarray, rng: np.random.Generator, sides: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """``need[i]`` distinct new partners of each hub ``hubs[i]``, never a present neighbour or the hub itself: first
     among the nodes the draw left below their released degree, in proportion to what they lack (``lacking``), then,
     for what those cannot give, in proportion to ``degrees`` (Chung-Lu). Returns the pairs' two ends. One hub at a
@@ -585,6 +595,8 @@ def _repair_partners(adjacency: sp.csr_matrix, hubs: np.ndarray, need: np.ndarra
             w = weights.copy()
             w[taken] = 0.0
             w[hub] = 0.0
+            if sides is not None:
+                w[sides == sides[hub]] = 0.0
             if chosen:
                 w[np.concatenate(chosen)] = 0.0
             pool = np.flatnonzero(w > 0)

@@ -75,9 +75,10 @@ def test_dp_bter_keeps_one_hub_where_the_input_has_one(name, build):
     graph = from_networkx(build())
     hub = int(graph.degrees().max())
     # The second value: fit 101 at epsilon 1 once released the wheel's second degree at 57.7 (the line from a
-    # three-entry plateau at 13 to the hub, inside its band, then dithered); the largest second over these fits is
-    # 0.25 of the hub.
-    second = 0.05 if name == "star" else 0.25
+    # three-entry plateau at 13 to the hub, inside its band, then dithered); the largest second over these fits was
+    # 0.248 of the hub, and is 0.271 since a triangle count at noise level is no longer corrected for the cap (fit 106:
+    # 270 released -> 18, dp_stats.CORRECTION_NOISE; the sample's hub 0.967 -> 0.982).
+    second = 0.05 if name == "star" else 0.3
     for epsilon in (1.0, 4.0):
         tops = []
         for seed in range(10):
