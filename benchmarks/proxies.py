@@ -17,6 +17,12 @@ clustering from co-authorship cliques, a few hundred nodes with near-uniform deg
 * ``em<n>_<seed>``: the e-mail construction with ``n`` nodes, ``n / 25`` departments and mean degree about 11.
 * ``ball_<dataset>_<size>_<seed>``: the first ``size`` nodes of a breadth-first search from a random node of a real
   dataset (induced subgraph).
+* ``trans<seed>``: a customer-merchant transaction graph, 200 merchants of Zipf(1.2) popularity and 5,000 customers
+  who each buy from Poisson(4) (at least 1) distinct merchants drawn by popularity (about 20,000 edges, no triangle,
+  degree assortativity about -0.29); ``trans<merchants>_<customers>_<seed>`` sets the sizes.
+* ``cover_<dataset>``: the bipartite double cover of a real dataset (nodes ``(v, 0)`` and ``(v, 1)``, an edge
+  ``(u, 0)-(v, 1)`` for each direction of every edge): triangle-free, with the dataset's degrees twice over and its
+  degree assortativity.
 """
 
 from __future__ import annotations
@@ -125,12 +131,42 @@ def from_networkx(graph: Any, permutation_seed: int = 7, name: str = "") -> Grap
                   permutation_seed, name)
 
 
+def transactions(seed: int = 0, merchants: int = 200, customers: int = 5000, zipf: float = 1.2,
+                 purchases: float = 4.0) -> Graph:
+    """``trans<seed>`` of the module docstring: merchants 0..M-1, customers M..M+C-1."""
+    rng = np.random.default_rng(3000 + seed)
+    popularity = 1.0 / np.arange(1, merchants + 1) ** zipf
+    popularity /= popularity.sum()
+    pairs = []
+    for customer in range(customers):
+        count = min(max(int(rng.poisson(purchases)), 1), merchants)
+        shops = rng.choice(merchants, size=count, replace=False, p=popularity)
+        pairs.append(np.stack([shops, np.full(count, merchants + customer)], axis=1))
+    return _graph(merchants + customers, np.concatenate(pairs).astype(np.int64), seed, f"trans{seed}")
+
+
+def double_cover(dataset: str) -> Graph:
+    """``cover_<dataset>`` of the module docstring."""
+    from bench_structure import load_dataset
+
+    graph = load_dataset(dataset)
+    n, e = graph.num_nodes, graph.edges
+    pairs = np.concatenate([np.stack([e[:, 0], e[:, 1] + n], axis=1), np.stack([e[:, 1], e[:, 0] + n], axis=1)])
+    return _graph(2 * n, pairs, 7, f"cover_{dataset}")
+
+
 def is_proxy(name: str) -> bool:
-    return name.rstrip("0123456789") in ("email", "collab", "conn") or name.startswith(("cn", "em", "ball_"))
+    return (name.rstrip("0123456789") in ("email", "collab", "conn", "trans")
+            or name.startswith(("cn", "em", "ball_", "cover_", "trans")))
 
 
 def proxy_graph(name: str) -> Graph:
     """The proxy called ``name`` (module docstring)."""
+    if name.startswith("cover_"):
+        return double_cover(name[len("cover_"):])
+    if name.startswith("trans") and "_" in name:
+        merchants, customers, seed = (int(x) for x in name[len("trans"):].split("_"))
+        return transactions(seed, merchants=merchants, customers=customers)
     if name.startswith("ball_"):
         dataset, size, seed = name[len("ball_"):].rsplit("_", 2)  # dataset names may hold underscores (cora_ml)
         return ball(dataset, int(size), int(seed))
@@ -141,4 +177,4 @@ def proxy_graph(name: str) -> Graph:
         return email(seed, n=size, departments=max(size // 25, 2), edges=size * 7)
     kind = name.rstrip("0123456789")
     seed = int(name[len(kind):] or 0)
-    return {"email": email, "collab": collaboration, "conn": connectome}[kind](seed)
+    return {"email": email, "collab": collaboration, "conn": connectome, "trans": transactions}[kind](seed)
