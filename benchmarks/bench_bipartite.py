@@ -5,7 +5,7 @@ A bank's customer-merchant transaction graph has no triangle: merchants do not t
 not either. Its released triangle count and clustering sum say so (both are noise around 0), but a DC-SBM draw of its
 degrees joins the merchants, the hubs, to each other, and every customer of two linked merchants closes a triangle:
 the one-pass sampler released 28,870-132,781 triangles and average clustering 0.28-0.36 for 0 and 0 on three such
-graphs at epsilon 1 (the tables below), and the triangle estimate's capping correction multiplied counts at noise
+graphs at epsilon 1 (``reports/bipartite.md``), and the triangle estimate's capping correction multiplied counts at noise
 level. ``bter.SAMPLER_PASSES`` adds a pass whose phase-2 edges join two sides only, run where the best draw is far
 over both the released count and clustering sum, and ``dp_stats.CORRECTION_NOISE`` keeps the correction off counts
 at noise level. Arms, on the same fit and draw seeds (every arm's certificate states the same mechanisms: the sampler
@@ -18,8 +18,8 @@ is post-processing of released values, and the estimate's rule post-processing o
 
 Graphs (:mod:`proxies`, ids permuted): ``trans0``/``trans1`` (5,200-node transaction graphs), ``trans1000_20000_0``
 (21,000 nodes, 80k edges), the bipartite double covers of Facebook, LastFM and Cora (triangle-free, the datasets'
-degrees twice over), K(10, 300), a Barabasi-Albert graph (3,000 nodes, m = 3: 308 triangles,
-nearly all at hubs, a count at noise level), and as controls, where no sided pass may run, Cora, LastFM, Chameleon and
+degrees twice over), K(10, 300), a Barabasi-Albert graph (3,000 nodes, m = 3: 308 triangles, a
+count at noise level), and as controls, where no sided pass may run, Cora, LastFM, Chameleon and
 Facebook themselves. Metrics with igraph on the release against the input: triangles (count), RE of transitivity and
 average clustering where the input's are positive (else the release's values), degree assortativity, degree KL
 (``bench_edge_dp.degree_kl``), edge RE; the released triangle count, the share of fits whose sampler ran the sided

