@@ -644,8 +644,8 @@ class FittedBTER(ReleasedParams):
         # phase 2 between two sides only (a bipartite draw closes no triangle; _draw) and the groups steered to the
         # released count on top of it. A DC-SBM joins hubs to each other where the input's may share their neighbours
         # instead (a transaction graph of customers and merchants has no triangle; three such graphs' releases had
-        # 28,870-132,781 and average clustering 0.28-0.36 at epsilon 1, and the swaps took a draw from 44,265 to
-        # 34,783 at best: structure log item 38). The best draw of both passes is kept.
+        # 28,870-132,781 and average clustering 0.28-0.36 at epsilon 1, and the swaps took two draws from 44,265 and
+        # 36,229 only to 34,783 and 25,439: structure log item 38). The best draw of both passes is kept.
         for repulsion in SAMPLER_PASSES:
             # ... far too many triangles, and with them far too much clustering: triangles around linked hubs sit at
             # their many low-degree neighbours. Where only the count is over, it is a dense core of hubs (a

@@ -307,13 +307,14 @@ def cumulative_degree_counts(degrees: np.ndarray, length: int = CUMULATIVE_DEGRE
 #: Share of the modelled capping bias left in the triangle estimate after its half correction (see
 #: :func:`release_triangles`): the bias term of the cap's mean-squared-error rule.
 RESIDUAL_BIAS = 0.5
-#: The half correction is added only where stage 2's count stands this many Laplace scales above 0. It multiplies
-#: the count by 1 + (hubs' uncapped wedges / capped wedges) / 2, noise included: a customer-merchant graph without a
+#: The half correction is added only where stage 2's count stands this many Laplace scales above 0. It multiplies the
+#: count by 1 + (hubs' uncapped wedges / capped wedges) / 2, noise included: a customer-merchant graph without a
 #: triangle came out at 25,218 for 0 from a stage 2 of 5,074 (3.2 scales; merchants of degree up to 3,322 hold most
-#: wedges), and at about 15 times its stage 2 where that was 0.6-0.9 scales (a wheel, whose 399 triangles all hold the
-#: hub). A count at noise level says nothing of how clustered the hubs are. A count of 0 passes 3 scales in 2.5% of
-#: fits. The counts of the structure report's graphs, CiteSeer, Cora-ML, Squirrel, Tolokers and five proxies stood
-#: 4.7 or more scales out at epsilon 0.5-4 (2-4 seeded fits each), so their estimates are as before.
+#: wedges), and a wheel's (399 triangles, all at the hub) at 13-18 times its stage 2 where that was 0.5-0.9 scales at
+#: epsilon 1 (about 6 times at 4). A count at noise level says nothing of how clustered the hubs are. A count of 0
+#: passes 3 scales in 2.5% of fits. The counts of the structure report's graphs, CiteSeer, Cora-ML, Squirrel, Tolokers
+#: and five proxies stood 4.7 or more scales out at epsilon 0.5-4 (2-4 seeded fits each), so their estimates are as
+#: before.
 CORRECTION_NOISE = 3.0
 
 
