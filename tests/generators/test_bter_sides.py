@@ -26,6 +26,20 @@ def cora(data_dir):
     return load_npz_graph(data_dir, "cora")
 
 
+@pytest.fixture
+def passes(monkeypatch) -> list[float]:
+    """The side repulsion of every draw the sampler makes while the test runs (0 for the first pass)."""
+    seen: list[float] = []
+    draw = FittedBTER._draw
+
+    def counted(self, rng, order, starts, rho, repulsion=0.0):
+        seen.append(repulsion)
+        return draw(self, rng, order, starts, rho, repulsion)
+
+    monkeypatch.setattr(FittedBTER, "_draw", counted)
+    return seen
+
+
 def average_clustering(graph: Graph) -> float:
     d = graph.degrees().astype(np.float64)
     wedges = d * (d - 1) / 2
@@ -136,35 +150,19 @@ def test_a_complete_bipartite_graph_is_released_with_few_triangles_and_little_cl
         assert abs(release.num_edges - 3000) <= 90
 
 
-def test_a_graph_whose_draws_meet_the_count_gets_no_sided_pass(cora, monkeypatch):
+def test_a_graph_whose_draws_meet_the_count_gets_no_sided_pass(cora, passes):
     """The sided pass runs only where the kept draw is over both the released count and the released clustering sum
     by more than REWIRE_TOLERANCE and three noise scales, which Cora's draws (1,630 triangles, released near it) are not
     (this fit, and 6 per graph on Cora, LastFM, Chameleon and Facebook in ``reports/bipartite.md``)."""
-    passes: list[float] = []
-    draw = FittedBTER._draw
-
-    def counted(self, rng, order, starts, rho, repulsion=0.0):
-        passes.append(repulsion)
-        return draw(self, rng, order, starts, rho, repulsion)
-
-    monkeypatch.setattr(FittedBTER, "_draw", counted)
     fitted = DPBTER(seed=900).fit(cora, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
     fitted.sample(1, rng=np.random.default_rng(0))
     assert passes and set(passes) == {0.0}
 
 
-def test_without_a_released_clustering_sum_the_sided_pass_does_not_run(monkeypatch):
+def test_without_a_released_clustering_sum_the_sided_pass_does_not_run(passes):
     """The count alone cannot tell a bipartite graph from a wheel (whose count the cap biases low: a sided draw took
     its hub from 382-399 to 267-317 of 399 in a review's fits), so a share set without the clustering sum keeps the
     one-pass sampler."""
-    passes: list[float] = []
-    draw = FittedBTER._draw
-
-    def counted(self, rng, order, starts, rho, repulsion=0.0):
-        passes.append(repulsion)
-        return draw(self, rng, order, starts, rho, repulsion)
-
-    monkeypatch.setattr(FittedBTER, "_draw", counted)
     hubs, rest = np.arange(10), np.arange(10, 310)
     graph = Graph.from_edges(310, np.stack(np.meshgrid(hubs, rest), axis=-1).reshape(-1, 2))[0]
     shares = dict(DEFAULT_FRACTIONS)
