@@ -534,12 +534,13 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     # stage 1's, a kappa read low put the cap low and then corrected its bias by too little as well (1,000-node BFS
     # pieces of Cora at epsilon 1: caps of 13-18 and counts 24-28% low in the median). Structure log item 23.
     kappa2 = max(t2, 0.0) / capped_wedges(cap2)
-    corrected = t2 > CORRECTION_NOISE * capped_triangle_sensitivity(cap2) / eps2
+    scale2 = capped_triangle_sensitivity(cap2) / eps2
+    corrected = t2 > CORRECTION_NOISE * scale2
     estimate = max(0.0, t2 + (0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa2)[0]) if corrected else 0.0))
     return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1,
                            profile=noisy_profile, profile_scale=sens1 / eps1 if profile else 0.0,
                            extra_epsilon=extra,
-                           noise_scale=capped_triangle_sensitivity(cap2) / eps2, size_estimate=size,
+                           noise_scale=scale2, size_estimate=size,
                            target_scale=target)
 
 

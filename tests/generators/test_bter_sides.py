@@ -4,10 +4,13 @@ triangle (issue 15)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from graphrelease.audit.statistics import node_triangles, triangle_count
+from graphrelease.audit.statistics import triangle_count
 from graphrelease.generators.bter import (
     DEFAULT_FRACTIONS,
     DPBTER,
@@ -19,6 +22,9 @@ from graphrelease.generators.bter import (
 from graphrelease.graph import Graph
 from graphrelease.privacy.budget import Budget
 from tests.generators.classical_helpers import load_npz_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from proxies import proxy_graph  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +47,13 @@ def passes(monkeypatch) -> list[float]:
 
 
 def average_clustering(graph: Graph) -> float:
-    d = graph.degrees().astype(np.float64)
-    wedges = d * (d - 1) / 2
-    return float(np.mean(np.where(wedges > 0, node_triangles(graph) / np.maximum(wedges, 1), 0.0)))
+    """The audit's average clustering (nodes of degree < 2 count 0)."""
+    return graph.to_igraph().transitivity_avglocal_undirected(mode="zero")
+
+
+def complete_bipartite_10_300() -> Graph:
+    """K(10, 300): hubs 0..9, each linked to all of 10..309."""
+    return Graph.from_edges(310, np.stack(np.meshgrid(np.arange(10), np.arange(10, 310)), axis=-1).reshape(-1, 2))[0]
 
 
 def test_hub_sides_cut_each_blocks_volume_in_half_heaviest_first_when_hubs_go_apart(cora):
@@ -97,19 +107,6 @@ def test_full_repulsion_leaves_no_phase_2_edge_inside_a_side_and_keeps_every_blo
             assert np.all(seed[same] > 0.0)
 
 
-def transactions(seed: int, merchants: int = 200, customers: int = 5000) -> Graph:
-    """Customers 200..5199 each buy from Poisson(4) (at least 1) distinct merchants 0..199 of Zipf(1.2) popularity:
-    about 20,000 edges, no triangle (``benchmarks/proxies.py``'s ``trans<seed>``, unpermuted)."""
-    rng = np.random.default_rng(3000 + seed)
-    popularity = 1.0 / np.arange(1, merchants + 1) ** 1.2
-    popularity /= popularity.sum()
-    pairs = []
-    for customer in range(customers):
-        shops = rng.choice(merchants, size=min(max(int(rng.poisson(4.0)), 1), merchants), replace=False, p=popularity)
-        pairs.append(np.stack([shops, np.full(shops.size, merchants + customer)], axis=1))
-    return Graph.from_edges(merchants + customers, np.concatenate(pairs))[0]
-
-
 @pytest.mark.parametrize("epsilon", [1.0, 4.0])
 def test_a_transaction_graph_is_released_without_the_merchants_triangles(epsilon):
     """The code before the sided pass released 28.9k-29.1k triangles and average clustering 0.33-0.38 (medians of 3
@@ -118,8 +115,8 @@ def test_a_transaction_graph_is_released_without_the_merchants_triangles(epsilon
     Now in these fits the ones whose released count is at noise level draw none, and none draws more than its
     released count. A count of 0 is released large where stage 2's noise passes dp_stats.CORRECTION_NOISE scales
     and the cap's correction multiplies it (about 2.5% of fits; fits 901 and 902 at epsilon 4, 3.2 and 4.3 scales:
-    25,218 and 31,344 released, 13,024 and 29,121 drawn)."""
-    graph = transactions(0)
+    25,218 and 31,344 released, 13,249 and 28,925 drawn)."""
+    graph = proxy_graph("trans0")
     quiet = 0
     for seed in range(3):
         fitted = DPBTER(seed=900 + seed).fit(graph, Budget(epsilon=epsilon, delta=1e-6, adjacency="edge"))
@@ -140,8 +137,7 @@ def test_a_complete_bipartite_graph_is_released_with_few_triangles_and_little_cl
     hubs' degrees exceed half the graph, so their side holds them alone. The pass runs where the draws are over both
     the released count and the released clustering sum; at this size the sum's noise (scale about 20 at epsilon 1)
     can hide that: a fourth fit (seed 903) released a sum of 110 for 0 and kept 13k triangles."""
-    hubs, rest = np.arange(10), np.arange(10, 310)
-    graph = Graph.from_edges(310, np.stack(np.meshgrid(hubs, rest), axis=-1).reshape(-1, 2))[0]
+    graph = complete_bipartite_10_300()
     for seed in range(3):
         fitted = DPBTER(seed=900 + seed).fit(graph, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
         release = fitted.sample(1, rng=np.random.default_rng(seed))[0]
@@ -163,8 +159,7 @@ def test_without_a_released_clustering_sum_the_sided_pass_does_not_run(passes):
     """The count alone cannot tell a bipartite graph from a wheel (whose count the cap biases low: a sided draw took
     its hub from 382-399 to 267-317 of 399 in a review's fits), so a share set without the clustering sum keeps the
     one-pass sampler."""
-    hubs, rest = np.arange(10), np.arange(10, 310)
-    graph = Graph.from_edges(310, np.stack(np.meshgrid(hubs, rest), axis=-1).reshape(-1, 2))[0]
+    graph = complete_bipartite_10_300()
     shares = dict(DEFAULT_FRACTIONS)
     shares["triangles"] += shares.pop("clustering_sum")
     fitted = DPBTER(seed=900, fractions=shares).fit(graph, Budget(epsilon=1.0, delta=1e-6, adjacency="edge"))
