@@ -38,9 +38,9 @@ def passes(monkeypatch) -> list[float]:
     seen: list[float] = []
     draw = FittedBTER._draw
 
-    def counted(self, rng, order, starts, rho, repulsion=0.0):
+    def counted(self, rng, order, starts, rho, repulsion=0.0, hubs_apart=False):
         seen.append(repulsion)
-        return draw(self, rng, order, starts, rho, repulsion)
+        return draw(self, rng, order, starts, rho, repulsion, hubs_apart)
 
     monkeypatch.setattr(FittedBTER, "_draw", counted)
     return seen
