@@ -20,6 +20,13 @@ clustering from co-authorship cliques, a few hundred nodes with near-uniform deg
 * ``trans<seed>``: a customer-merchant transaction graph, 200 merchants of Zipf(1.2) popularity and 5,000 customers
   who each buy from Poisson(4) (at least 1) distinct merchants drawn by popularity (about 20,000 edges, no triangle,
   degree assortativity about -0.29); ``trans<merchants>_<customers>_<seed>`` sets the sizes.
+* ``core<seed>``: a dense core and a periphery that links to the core only: 100 core nodes at density 0.3 and 3,000
+  periphery nodes each linked to 1-3 distinct core nodes drawn uniformly (about 7,500 edges and 5,600 triangles,
+  transitivity 0.04, degree assortativity about -0.66).
+* ``cave<caves>_<size>``: networkx's connected caveman graph (``caves`` cliques of ``size`` nodes, one edge of each
+  rewired to the next clique); ``ring<cliques>_<size>``: networkx's ring of cliques; ``windmill<copies>_<size>``:
+  ``copies`` cliques of ``size`` nodes sharing one node (``windmill200_4``: 800 triangles, 600 of them at the hub of
+  degree 600). Node ids permuted (seed 7).
 * ``cover_<dataset>``: the bipartite double cover of a real dataset (nodes ``(v, 0)`` and ``(v, 1)``, an edge
   ``(u, 0)-(v, 1)`` for each direction of every edge): triangle-free, with the dataset's degrees twice over and its
   degree assortativity.
@@ -145,6 +152,19 @@ def transactions(seed: int = 0, merchants: int = 200, customers: int = 5000, zip
     return _graph(merchants + customers, np.concatenate(pairs).astype(np.int64), seed, f"trans{seed}")
 
 
+def core_periphery(seed: int = 0, core: int = 100, density: float = 0.3, periphery: int = 3000,
+                   links: tuple[int, int] = (1, 3)) -> Graph:
+    """``core<seed>`` of the module docstring: core nodes 0..core-1."""
+    rng = np.random.default_rng(4000 + seed)
+    iu, ju = np.triu_indices(core, 1)
+    inside = rng.random(iu.size) < density
+    pairs = [np.stack([iu[inside], ju[inside]], axis=1)]
+    for node in range(core, core + periphery):
+        count = int(rng.integers(links[0], links[1] + 1))
+        pairs.append(np.stack([rng.choice(core, size=count, replace=False), np.full(count, node)], axis=1))
+    return _graph(core + periphery, np.concatenate(pairs).astype(np.int64), seed, f"core{seed}")
+
+
 def double_cover(dataset: str) -> Graph:
     """``cover_<dataset>`` of the module docstring."""
     from bench_structure import load_dataset
@@ -157,7 +177,7 @@ def double_cover(dataset: str) -> Graph:
 
 def is_proxy(name: str) -> bool:
     return (name.rstrip("0123456789") in ("email", "collab", "conn", "trans")
-            or name.startswith(("cn", "em", "ball_", "cover_", "trans")))
+            or name.startswith(("cn", "em", "ball_", "cover_", "trans", "core", "cave", "ring", "windmill")))
 
 
 def proxy_graph(name: str) -> Graph:
@@ -167,6 +187,13 @@ def proxy_graph(name: str) -> Graph:
     if name.startswith("trans") and "_" in name:
         merchants, customers, seed = (int(x) for x in name[len("trans"):].split("_"))
         return transactions(seed, merchants=merchants, customers=customers)
+    if name.startswith(("cave", "ring", "windmill")):
+        import networkx as nx
+
+        kind = name.rstrip("0123456789_").rstrip("0123456789")
+        first, second = (int(x) for x in name[len(kind):].split("_"))
+        build = {"cave": nx.connected_caveman_graph, "ring": nx.ring_of_cliques, "windmill": nx.windmill_graph}[kind]
+        return from_networkx(build(first, second), name=name)
     if name.startswith("ball_"):
         dataset, size, seed = name[len("ball_"):].rsplit("_", 2)  # dataset names may hold underscores (cora_ml)
         return ball(dataset, int(size), int(seed))
@@ -177,4 +204,5 @@ def proxy_graph(name: str) -> Graph:
         return email(seed, n=size, departments=max(size // 25, 2), edges=size * 7)
     kind = name.rstrip("0123456789")
     seed = int(name[len(kind):] or 0)
-    return {"email": email, "collab": collaboration, "conn": connectome, "trans": transactions}[kind](seed)
+    return {"email": email, "collab": collaboration, "conn": connectome, "trans": transactions,
+            "core": core_periphery}[kind](seed)

@@ -37,13 +37,15 @@ def test_double_cover_keeps_the_degrees_twice_over_and_has_no_triangle(data_dir)
 
 
 def test_arms_set_the_passes_and_the_correction_and_restore_them():
-    passes, noise = bter.SAMPLER_PASSES, dp_stats.CORRECTION_NOISE
-    assert bb.ARMS["shipped"] == (passes, noise) and len(passes) == 2
+    passes, noise, hubs = bter.SAMPLER_PASSES, dp_stats.CORRECTION_NOISE, bter.HUBS_APART_PASS
+    assert bb.ARMS["shipped"] == (passes, noise, hubs) and len(passes) == 2 and hubs
     with bb.arm("before"):
         assert bter.SAMPLER_PASSES == passes[:1] and dp_stats.CORRECTION_NOISE == -np.inf
+        assert not bter.HUBS_APART_PASS  # item 40's pass came later
     with bb.arm("one pass"):
         assert bter.SAMPLER_PASSES == passes[:1] and dp_stats.CORRECTION_NOISE == noise
-    assert (bter.SAMPLER_PASSES, dp_stats.CORRECTION_NOISE) == (passes, noise)
+        assert not bter.HUBS_APART_PASS
+    assert (bter.SAMPLER_PASSES, dp_stats.CORRECTION_NOISE, bter.HUBS_APART_PASS) == (passes, noise, hubs)
 
 
 def test_one_cell_runs_and_renders_every_arm():
