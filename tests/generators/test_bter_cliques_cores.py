@@ -94,4 +94,4 @@ def test_windmill_keeps_its_clustering_where_the_hubs_apart_pass_runs(hub_decisi
         out = release(windmill, 4.0, s)
         averages.append(out.to_igraph().transitivity_avglocal_undirected(mode="zero"))
     assert hub_decisions and not any(hub_decisions)  # it ran and was not kept
-    assert min(averages) >= 0.3  # the pass's draw had 0.07 (input 0.998; the kept draws 0.35-0.67)
+    assert min(averages) >= 0.3  # the pass's draw has 0.08 (input 0.998; these releases 0.61-0.67)
