@@ -117,7 +117,8 @@ def release_once(graph: Graph, epsilon: float, seed: int) -> tuple[Graph, dict]:
     sided: list[float] = []
 
     def counted(self, rng, order, starts, rho, repulsion=0.0, hubs_apart=False):
-        sided.append(repulsion)
+        if not hubs_apart:  # the sided pass, not item 40's hubs-apart pass
+            sided.append(repulsion)
         return draw(self, rng, order, starts, rho, repulsion, hubs_apart)
 
     bter.FittedBTER._draw = counted

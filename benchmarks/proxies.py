@@ -21,7 +21,7 @@ clustering from co-authorship cliques, a few hundred nodes with near-uniform deg
   who each buy from Poisson(4) (at least 1) distinct merchants drawn by popularity (about 20,000 edges, no triangle,
   degree assortativity about -0.29); ``trans<merchants>_<customers>_<seed>`` sets the sizes.
 * ``core<seed>``: a dense core and a periphery that links to the core only: 100 core nodes at density 0.3 and 3,000
-  periphery nodes each linked to 1-3 distinct core nodes drawn uniformly (about 7,500 edges and 5,600 triangles,
+  periphery nodes each linked to 1-3 distinct core nodes drawn uniformly (about 7,500 edges and 5,000-5,800 triangles,
   transitivity 0.04, degree assortativity about -0.66).
 * ``cave<caves>_<size>``: networkx's connected caveman graph (``caves`` cliques of ``size`` nodes, one edge of each
   rewired to the next clique); ``ring<cliques>_<size>``: networkx's ring of cliques; ``windmill<copies>_<size>``:
