@@ -158,6 +158,7 @@ from graphrelease.generators.dp_partition import (
 )
 from graphrelease.generators.dp_stats import (
     COMPONENT_SENSITIVITY,
+    TRIANGLE_WEIGHTS,
     merge_profile_classes,
     profile_classes,
     release_component_count,
@@ -975,7 +976,7 @@ class DPBTER(GraphGenerator):
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
                  use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
                  partition_selection: str = "noisy_max", clustering_cap: float | str = "auto",
-                 seed: int | None = None) -> None:
+                 triangle_weight: str = "largest", seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         # A share set given explicitly is spent as given; the default one moves SWEEP_SHIFT when the sweeps run,
         # except under the opt-in triangle profile, which splits the triangle share over degree classes and needs it
@@ -1013,6 +1014,14 @@ class DPBTER(GraphGenerator):
                 raise OptionError(f"clustering_cap must be a number >= 1 or 'auto', got {clustering_cap!r}") from None
             if not (np.isfinite(self.clustering_cap) and self.clustering_cap >= 1.0):
                 raise OptionError(f"clustering_cap must be a number >= 1 or 'auto', got {clustering_cap!r}")
+        if triangle_weight not in TRIANGLE_WEIGHTS:
+            raise OptionError(f"triangle_weight must be one of {TRIANGLE_WEIGHTS}, got {triangle_weight!r}")
+        if triangle_weight != "largest" and self.clustering_profile:
+            raise OptionError("triangle_weight='median' does not combine with clustering_profile=True (the profile "
+                              "weights triangles by their largest degree)")
+        # Opt-in (structure log item 41): the same sensitivity, less capping bias; the default stays until the
+        # structure grid is re-run with it.
+        self.triangle_weight = triangle_weight
         self.seed = seed
 
     def _candidates(self, n: int, degrees: np.ndarray) -> list[tuple[str, np.ndarray]]:
@@ -1136,7 +1145,8 @@ class DPBTER(GraphGenerator):
             # triangles / input 1.145 -> 1.061, Cora-ML 1.013 -> 0.986).
             tri = release_triangles(graph, budget, rng, epsilon=f["triangles"], degrees=deg.values, stage="dp_bter",
                                     profile=self.clustering_profile, spare=tri_spare,
-                                    relative_scale=triangle_relative_scale(eps), floor_epsilon=tri_floor)
+                                    relative_scale=triangle_relative_scale(eps), floor_epsilon=tri_floor,
+                                    weight=self.triangle_weight)
             f["triangles"] += tri.extra_epsilon
             f["partition"] -= tri.extra_epsilon
             if sweeps:
@@ -1178,7 +1188,7 @@ class DPBTER(GraphGenerator):
              "partition_mode": self.partition, "partition_selection": self.partition_selection,
              "density_power": self.density_power,
              "triangle_cap": tri.cap, "triangle_scale_cap": tri.cap_scale, "triangle_epsilon": f["triangles"],
-             "triangle_noise_scale": tri.noise_scale,
+             "triangle_weight": self.triangle_weight, "triangle_noise_scale": tri.noise_scale,
              "clustering_sum_scale": csum_scale, "clustering_cap": ccap,
              "profile_scale": tri.profile_scale, "clustering_profile": self.clustering_profile,
              "component_scale": COMPONENT_SENSITIVITY / f["components"],

@@ -186,7 +186,34 @@ def top_vertex_triangles(graph: Graph) -> np.ndarray:
     return np.asarray((low @ low).multiply(low).sum(axis=0), dtype=np.float64).ravel()
 
 
-def capped_triangle_count(graph: Graph, cap: float) -> float:
+def median_vertex_triangles(graph: Graph) -> np.ndarray:
+    """Per node ``b``: the triangles whose middle-ranked vertex (median degree, ties by id) is ``b``.
+
+    With ``L`` oriented low -> high rank, entry ``(b, c)`` of ``(L^T @ L) * L`` counts the ``a`` with ``a -> b``,
+    ``a -> c`` and ``b -> c``, i.e. the triangles ``a < b < c``; its row sums give the count per middle vertex. Sums
+    to ``T``.
+    """
+    if graph.num_edges < 3:
+        return np.zeros(graph.num_nodes)
+    low = _oriented(graph)
+    return np.asarray((low.T @ low).multiply(low).sum(axis=1), dtype=np.float64).ravel()
+
+
+#: What a triangle's weight :math:`\min(1, D/M_t)` under the cap reads: its largest degree (the shipped count) or its
+#: median degree (structure log item 41: the same sensitivity bound, :func:`capped_triangle_count`; far less of the
+#: count cut where hubs close triangles with low-degree nodes).
+TRIANGLE_WEIGHTS = ("largest", "median")
+
+
+def vertex_triangles(graph: Graph, weight: str = "largest") -> np.ndarray:
+    """The triangles per node that :func:`capped_triangle_count` weights by that node's degree: topped by it
+    (``"largest"``) or with it in the middle (``"median"``)."""
+    if weight not in TRIANGLE_WEIGHTS:
+        raise OptionError(f"triangle weight must be one of {TRIANGLE_WEIGHTS}, got {weight!r}")
+    return top_vertex_triangles(graph) if weight == "largest" else median_vertex_triangles(graph)
+
+
+def capped_triangle_count(graph: Graph, cap: float, weight: str = "largest") -> float:
     r"""Pre-noise query :math:`T_D(G) = \sum_t \min(1, D/M_t)`, :math:`M_t` the largest degree in triangle ``t``.
 
     Edge sensitivity (edge adjacency; Lipschitz weights in the spirit of Kasiviswanathan, Nissim, Raskhodnikova &
@@ -202,10 +229,17 @@ def capped_triangle_count(graph: Graph, cap: float) -> float:
 
     Total :math:`< 2D` (:func:`capped_triangle_sensitivity`). The weight is a function of the triangle's top-ranked
     vertex only (ranked by degree), so the sum is :math:`\sum_c \min(1, D/d_c)\, t^{\mathrm{top}}_c`.
+
+    ``weight="median"``: :math:`M_t` is the triangle's median degree instead, with the same bound. The new triangles
+    each hold ``u`` and ``v``, both of degree at least :math:`k + 1` in :math:`G'`, so their median is too: below
+    :math:`D` in all. A +1 on :math:`d_u` moves the median of an old triangle at ``u`` only where :math:`d_u` is that
+    median (raising a value below or above the middle one leaves it), so again by at most :math:`D/(d_u(d_u+1))` on
+    at most :math:`\binom{d_u}{2}` triangles: below :math:`D/2` at ``u``, the same at ``v``. The median is at most
+    the largest degree, so every triangle weighs at least as much as under ``"largest"``.
     """
     if not (float(cap) > 0):
         raise OptionError(f"triangle cap D must be > 0, got {cap}")
-    top = top_vertex_triangles(graph)
+    top = vertex_triangles(graph, weight)
     d = graph.degrees().astype(np.float64)
     return float(np.sum(top * np.minimum(1.0, float(cap) / np.maximum(d, 1.0))))
 
@@ -318,7 +352,32 @@ RESIDUAL_BIAS = 0.5
 CORRECTION_NOISE = 3.0
 
 
-def _modelled_bias(degrees: np.ndarray, caps: np.ndarray, kappa: float) -> np.ndarray:
+def triangle_attribution(degrees: np.ndarray, weight: str = "largest") -> np.ndarray:
+    """The modelled triangles at each node per unit of :math:`\kappa` (post-processing of released degrees): its
+    wedges :math:`\binom{d}{2}` under ``"largest"`` (a node tops the triangles of its wedges whose ends rank lower);
+    under ``"median"`` its wedges with one end ranked above and one below, :math:`d(d-1)q(1-q)`, ``q`` the share of
+    the other nodes' degree volume ranked above it (equal degrees count half). A lone hub is the median of no
+    triangle (a wheel's, a windmill's); the largest-degree model gave the wheel's hub all of its triangles."""
+    d = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    if weight == "largest":
+        return d * np.maximum(d - 1.0, 0.0) / 2.0
+    if weight != "median":
+        raise OptionError(f"triangle weight must be one of {TRIANGLE_WEIGHTS}, got {weight!r}")
+    order = np.argsort(d, kind="stable")
+    sd = d[order]
+    total = float(sd.sum())
+    # volume strictly above and of the equal-degree run, per node
+    above_strict = total - np.cumsum(sd)[np.searchsorted(sd, sd, side="right") - 1]
+    equal = np.cumsum(sd)[np.searchsorted(sd, sd, side="right") - 1] - np.concatenate([[0.0], np.cumsum(sd)])[
+        np.searchsorted(sd, sd, side="left")]
+    q_sorted = (above_strict + 0.5 * (equal - sd)) / np.maximum(total - sd, 1e-12)
+    q = np.empty_like(d)
+    q[order] = np.clip(q_sorted, 0.0, 1.0)
+    return d * np.maximum(d - 1.0, 0.0) * q * (1.0 - q)
+
+
+def _modelled_bias(degrees: np.ndarray, caps: np.ndarray, kappa: float,
+                   attribution: np.ndarray | None = None) -> np.ndarray:
     """Modelled :math:`T - T_D` when the triangles topped by a node of degree ``d`` number ``kappa * C(d, 2)``, but
     at most ``m - d`` (``m`` = half the degree sum): the edges among a node's neighbours leave each neighbour's edge to
     it out. Without that bound a hub joined to most of the graph was modelled with triangles the whole graph cannot
@@ -326,7 +385,8 @@ def _modelled_bias(degrees: np.ndarray, caps: np.ndarray, kappa: float) -> np.nd
     57,000 at kappa 0.005), the cap rule then chose D = 1,900-2,400 (noise scale 12,000) and the estimate came out
     0-33,000."""
     d = np.maximum(np.asarray(degrees, dtype=np.float64), 1.0)
-    w = np.minimum(kappa * d * (d - 1.0) / 2.0, np.maximum(0.5 * float(d.sum()) - d, 0.0))
+    per_kappa = d * (d - 1.0) / 2.0 if attribution is None else np.asarray(attribution, dtype=np.float64)
+    w = np.minimum(kappa * per_kappa, np.maximum(0.5 * float(d.sum()) - d, 0.0))
     return np.array([float(np.sum(w * (1.0 - np.minimum(1.0, c / d)))) for c in caps])
 
 
@@ -402,8 +462,8 @@ def triangle_noise_scale(cap: float, epsilon: float) -> float:
 def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, epsilon: float,
                       degrees: np.ndarray, stage: str, scale_fraction: float = TRIANGLE_SCALE_FRACTION,
                       scale_quantile: float = 0.9, profile: bool = False, spare: float = 0.0,
-                      relative_scale: float = TRIANGLE_RELATIVE_SCALE, floor_epsilon: float = 0.0
-                      ) -> TriangleRelease:
+                      relative_scale: float = TRIANGLE_RELATIVE_SCALE, floor_epsilon: float = 0.0,
+                      weight: str = "largest") -> TriangleRelease:
     r"""Two-stage release of the capped triangle count (sequential composition, :math:`\varepsilon` in total).
 
     1. Scale: :math:`D_1` = the ``scale_quantile`` quantile of the released ``degrees`` (post-processing, at least 2);
@@ -439,15 +499,20 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         raise OptionError(f"scale_fraction must be in (0, 1), got {scale_fraction}")
     if not relative_scale > 0.0:
         raise OptionError(f"relative_scale must be positive, got {relative_scale}")
+    if weight not in TRIANGLE_WEIGHTS:
+        raise OptionError(f"triangle weight must be one of {TRIANGLE_WEIGHTS}, got {weight!r}")
+    if profile and weight != "largest":
+        raise OptionError("release_triangles: the per-degree profile weights triangles by their largest degree only")
     if profile and spare > 0.0:
         # The size floor is stage 1's Laplace scale; the profile's stage 1 is a vector whose third-of-sum has another.
         raise OptionError("release_triangles: a spare is not supported with profile=True")
     deg_hat = np.maximum(np.asarray(degrees, dtype=np.float64), 0.0)
+    weighted = "" if weight == "largest" else " (median-degree weights)"
     eps1 = float(epsilon) * scale_fraction
     eps2 = float(epsilon) - eps1
     cap1 = max(2.0, float(np.quantile(deg_hat, scale_quantile))) if deg_hat.size else 2.0
     # The query runs once per stage; the top-vertex counts are computed once and reused (same pre-noise values).
-    top = top_vertex_triangles(graph)
+    top = vertex_triangles(graph, weight)
     d = np.maximum(graph.degrees().astype(np.float64), 1.0)
 
     def capped(cap: float) -> float:
@@ -468,11 +533,13 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         noisy_profile = np.zeros(0)
         t1 = float(charge_laplace(budget, rng, capped(cap1), epsilon=eps1, sensitivity=sens1,
                                   stage=f"{stage}.triangles_scale", proof=PROOF, cap=cap1,
-                                  note=f"smoothly capped triangle count, cap {cap1:.4g}, L1 sensitivity 2 x cap"))
+                                  note=f"smoothly capped triangle count{weighted}, cap {cap1:.4g}, "
+                                       "L1 sensitivity 2 x cap"))
     dd = np.maximum(deg_hat, 1.0)
+    attribution = triangle_attribution(dd, weight)
 
     def capped_wedges(cap: float) -> float:
-        return max(float(np.sum(dd * (dd - 1.0) / 2.0 * np.minimum(1.0, cap / dd))), 1.0)
+        return max(float(np.sum(attribution * np.minimum(1.0, cap / dd))), 1.0)
 
     kappa = max(t1, 0.0) / capped_wedges(cap1)
     top_cap = max(cap1, float(deg_hat.max(initial=cap1)))
@@ -481,7 +548,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     # are as many as the model says or none: that residual, not the full modelled bias, is what a cap trades against
     # noise. (With the full one the cap sat far above the bias it removed: Cora at 0.49 of epsilon chose D = 65,
     # noise sd 0.29 of T, where D = 33 has noise 0.15 and a measured bias of +8%; reports/structure_fidelity.md.)
-    bias = RESIDUAL_BIAS * _modelled_bias(deg_hat, grid, kappa)
+    bias = RESIDUAL_BIAS * _modelled_bias(deg_hat, grid, kappa, attribution)
 
     def best_cap(eps: float) -> int:
         """Index into ``grid`` of the cap that minimises the residual bias^2 + noise variance at ``eps``."""
@@ -502,7 +569,7 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
         # of the count on 13 graphs, and with half the bias the size read 0.33-0.96 of it (Slashdot 0.33, LastFM
         # 0.54), so hub-rich graphs asked for up to three times the precision they needed; with the whole one it reads
         # 0.59-1.38 (Cora the top; noise-free stage 1, true degrees for the released ones).
-        size = max(t1 + float(_modelled_bias(deg_hat, np.array([cap1]), kappa)[0]), sens1 / eps1, 1.0)
+        size = max(t1 + float(_modelled_bias(deg_hat, np.array([cap1]), kappa, attribution)[0]), sens1 / eps1, 1.0)
         # Noise below the cap's own residual (modelled) bias, ``bias`` on the grid, buys little, so the Laplace sd
         # (sqrt(2) scales) stops there: on 1,000-node BFS pieces of Chameleon and Cora (hubs, caps far above the 0.9
         # quantile) the scale rule alone took 0.7-0.9 of epsilon from the partition (release NMI 0.19 -> 0.13, 0.20
@@ -529,14 +596,15 @@ def release_triangles(graph: Graph, budget: Any, rng: np.random.Generator, *, ep
     cap2 = float(grid[i2])
     t2 = float(charge_laplace(budget, rng, capped(cap2), epsilon=eps2, sensitivity=capped_triangle_sensitivity(cap2),
                               stage=f"{stage}.triangles", proof=PROOF, cap=cap2,
-                              note=f"smoothly capped triangle count, cap {cap2:.4g}, L1 sensitivity 2 x cap"))
+                              note=f"smoothly capped triangle count{weighted}, cap {cap2:.4g}, L1 sensitivity 2 x cap"))
     # The correction's kappa comes from stage 2, measured with four times the epsilon at the cap it corrects. With
     # stage 1's, a kappa read low put the cap low and then corrected its bias by too little as well (1,000-node BFS
     # pieces of Cora at epsilon 1: caps of 13-18 and counts 24-28% low in the median). Structure log item 23.
     kappa2 = max(t2, 0.0) / capped_wedges(cap2)
     scale2 = capped_triangle_sensitivity(cap2) / eps2
     corrected = t2 > CORRECTION_NOISE * scale2
-    estimate = max(0.0, t2 + (0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa2)[0]) if corrected else 0.0))
+    correction = 0.5 * float(_modelled_bias(deg_hat, np.array([cap2]), kappa2, attribution)[0]) if corrected else 0.0
+    estimate = max(0.0, t2 + correction)
     return TriangleRelease(triangles=estimate, cap_scale=cap1, cap=cap2, raw=t2, raw_scale=t1,
                            profile=noisy_profile, profile_scale=sens1 / eps1 if profile else 0.0,
                            extra_epsilon=extra,
