@@ -79,7 +79,9 @@ def test_median_weights_every_added_edge_of_small_adversarial_graphs():
                     continue
                 h = Graph.from_edges(n, np.array(edges + [(u, v)], dtype=np.int64))[0]
                 worst = max(worst, abs(capped_triangle_count(h, cap, weight="median") - base) / (2.0 * cap))
-    assert 0.3 < worst < 1.0  # the book-graph term reaches about D (measured 0.46 of 2D)
+    # The new triangles only add and the old ones only lose weight, so the change stays below D, half the declared
+    # bound; the book-graph term reaches about D (0.45 of 2D here, 0.46 in a wider scratch probe).
+    assert 0.3 < worst < 0.5
 
 
 @pytest.mark.parametrize("k,cap", [(40, 5.0), (200, 10.0)])
@@ -88,7 +90,31 @@ def test_median_weights_on_the_book_graph(k, cap):
     g, h = book_graph(k)
     change = abs(capped_triangle_count(h, cap, weight="median") - capped_triangle_count(g, cap, weight="median"))
     assert change <= capped_triangle_sensitivity(cap) * (1 + 1e-9)
-    assert change == pytest.approx(k * min(1.0, cap / (k + 1)), rel=0.6)
+    assert change == pytest.approx(k * min(1.0, cap / (k + 1)))  # the median of (k + 1, k + 1, 2) is k + 1
+
+
+def test_median_vertices_node_by_node_against_brute_force():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = 9
+        edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.5]
+        g = Graph.from_edges(n, np.array(edges, dtype=np.int64).reshape(-1, 2))[0]
+        d = g.degrees()
+        adj = {frozenset(e) for e in edges}
+        expected = np.zeros(n)
+        for t in itertools.combinations(range(n), 3):
+            if all(frozenset(p) in adj for p in itertools.combinations(t, 2)):
+                expected[sorted(t, key=lambda x: (d[x], x))[1]] += 1  # middle by (degree, id)
+        assert np.array_equal(median_vertex_triangles(g), expected)
+
+
+def test_median_attribution_counts_equal_degrees_half():
+    # q = share of the other nodes' volume ranked above: all equal -> 1/2, so d (d - 1) / 4 each
+    assert np.allclose(triangle_attribution(np.array([3.0, 3, 3, 3]), "median"), 1.5)
+    # 1 < 3 = 3 < 5: the 3s see 5 above and the other 3 half: q = (5 + 1.5) / (1 + 3 + 5) for each
+    q = 6.5 / 9.0
+    assert np.allclose(triangle_attribution(np.array([1.0, 3, 3, 5]), "median"), [0.0, 6 * q * (1 - q),
+                                                                                    6 * q * (1 - q), 0.0])
 
 
 def test_a_lone_hub_is_modelled_with_no_median_triangle():
