@@ -368,11 +368,10 @@ def triangle_attribution(degrees: np.ndarray, weight: str = "largest") -> np.nda
     order = np.argsort(d, kind="stable")
     sd = d[order]
     total = float(sd.sum())
-    # volume strictly above and of the equal-degree run, per node
-    above_strict = total - np.cumsum(sd)[np.searchsorted(sd, sd, side="right") - 1]
-    equal = np.cumsum(sd)[np.searchsorted(sd, sd, side="right") - 1] - np.concatenate([[0.0], np.cumsum(sd)])[
-        np.searchsorted(sd, sd, side="left")]
-    q_sorted = (above_strict + 0.5 * (equal - sd)) / np.maximum(total - sd, 1e-12)
+    cum = np.concatenate([[0.0], np.cumsum(sd)])
+    upto = cum[np.searchsorted(sd, sd, side="right")]  # volume of the degrees at most each node's
+    equal = upto - cum[np.searchsorted(sd, sd, side="left")]  # ... of its equal-degree run, itself included
+    q_sorted = (total - upto + 0.5 * (equal - sd)) / np.maximum(total - sd, 1e-12)
     q = np.empty_like(d)
     q[order] = np.clip(q_sorted, 0.0, 1.0)
     return d * np.maximum(d - 1.0, 0.0) * q * (1.0 - q)
