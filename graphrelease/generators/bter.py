@@ -27,7 +27,7 @@ released again with up to :data:`EDGE_COUNT_SPARE` of epsilon, taken from every 
    edge count stays accurate with many blocks.
 4. Triangles [0.13 (0.08 after the shift), or 0.49 without sweeps (the sweeps' share plus what the clustering sum
    took, back from the single block's cell count) less what the clustering sum takes back]: the smoothly capped
-   count :math:`T_D`, two stages
+   count :math:`T_D` (each triangle weighted by its median degree: ``triangle_weight``), two stages
    (:func:`~graphrelease.generators.dp_stats.release_triangles`, sensitivity :math:`2D`), released before the
    partition: under the sweeps (default share set, no profile), where stage 1 says the count is too noisy for its
    size (Laplace scale above :func:`~graphrelease.generators.dp_stats.triangle_relative_scale` of the release's
@@ -961,8 +961,11 @@ class DPBTER(GraphGenerator):
     :func:`~graphrelease.generators.dp_partition.degree_ordered_partition`), ``clustering_cap`` (the clustering
     sum's per-edge cap, sensitivity cap + 2: ``"auto"``, the default, the largest of 1, 2, 3, 5 that the public node
     count and the share keep precise, :func:`~graphrelease.generators.local_clustering.clustering_cap`; or a number
-    >= 1, e.g. 1 for the cap of releases before session 13: ``reports/clustering_cap.md``), ``seed``
-    (reproducibility tests only: the certificate then says ``guarantee: none``).
+    >= 1, e.g. 1 for the cap of releases before session 13: ``reports/clustering_cap.md``), ``triangle_weight``
+    (how the capped triangle count weights a triangle: ``"median"``, the default, by its median degree, or
+    ``"largest"``, by its largest, the releases before session 32 and the one the profile needs; both have
+    sensitivity 2D: :func:`~graphrelease.generators.dp_stats.capped_triangle_count`), ``seed`` (reproducibility
+    tests only: the certificate then says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
     >>> import numpy as np
@@ -976,7 +979,7 @@ class DPBTER(GraphGenerator):
     def __init__(self, *, fractions: dict[str, float] | None = None, partition: str = "sweeps",
                  use_node_order: bool = False, density_power: float = 0.0, clustering_profile: bool = False,
                  partition_selection: str = "noisy_max", clustering_cap: float | str = "auto",
-                 triangle_weight: str = "largest", seed: int | None = None) -> None:
+                 triangle_weight: str | None = None, seed: int | None = None) -> None:
         given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
         # A share set given explicitly is spent as given; the default one moves SWEEP_SHIFT when the sweeps run,
         # except under the opt-in triangle profile, which splits the triangle share over degree classes and needs it
@@ -1014,13 +1017,15 @@ class DPBTER(GraphGenerator):
                 raise OptionError(f"clustering_cap must be a number >= 1 or 'auto', got {clustering_cap!r}") from None
             if not (np.isfinite(self.clustering_cap) and self.clustering_cap >= 1.0):
                 raise OptionError(f"clustering_cap must be a number >= 1 or 'auto', got {clustering_cap!r}")
+        if triangle_weight is None:
+            # The median weights keep the same sensitivity and far more of a hub's triangles under the cap (structure
+            # log items 41 and 42); the opt-in profile is stated in the largest degree's classes and keeps them.
+            triangle_weight = "largest" if self.clustering_profile else "median"
         if triangle_weight not in TRIANGLE_WEIGHTS:
             raise OptionError(f"triangle_weight must be one of {TRIANGLE_WEIGHTS}, got {triangle_weight!r}")
         if triangle_weight != "largest" and self.clustering_profile:
             raise OptionError("triangle_weight='median' does not combine with clustering_profile=True (the profile "
                               "weights triangles by their largest degree)")
-        # Opt-in (structure log item 41): the same sensitivity, less capping bias; the default stays until the
-        # structure grid is re-run with it.
         self.triangle_weight = triangle_weight
         self.seed = seed
 

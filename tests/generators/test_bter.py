@@ -175,15 +175,20 @@ def test_one_block_triangle_epsilon_is_the_counts_epsilon_where_the_sweeps_start
     assert ONE_BLOCK_TRIANGLE_SHARE == pytest.approx(0.4867, abs=1e-4)  # the share docs/privacy.md states
 
 
-def test_under_the_sweeps_the_triangle_count_is_topped_up_towards_its_one_block_precision(data_dir, monkeypatch):
-    """Chameleon at epsilon 1 (mean degree 27.6): the sweeps start at about 0.74, so with one block the count would
-    have had about 0.36 of epsilon, where its base share under the sweeps is 0.08 (relative scale about 4% of the
-    count). The top-up takes more of the partition's surplus than without the floor, never more than the one-block
-    count's stage 2 (or what the relative target alone asked), and the partition pays exactly what it took: the same
-    seeded fits with the floor switched off for comparison."""
+def test_under_the_sweeps_the_triangle_count_is_topped_up_towards_its_one_block_precision(monkeypatch):
+    """The held-out-like e-mail proxy at epsilon 1 (980 nodes, mean degree about 28): the sweeps run, so the count's
+    base share is 0.08, where with one block it would have had about 0.33 of epsilon. The top-up takes more of the
+    partition's surplus than without the floor (measured: 0.136 / 0.094 of epsilon for 0.051 / 0.032 without it),
+    never more than the one-block count's stage 2 (or what the relative target alone asked), and the partition pays
+    exactly what it took: the same seeded fits with the floor switched off for comparison. (Chameleon was this test's
+    graph under the largest-degree weights; under the median ones its stage 1 is precise enough that nothing is
+    topped up: structure log item 42.)"""
     import graphrelease.generators.bter as bter
 
-    g = load_npz_graph(data_dir, "chameleon")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from proxies import proxy_graph
+
+    g = proxy_graph("email0")
     for seed in (0, 1):
         fitted, with_floor = _fit_checked(g, 1.0, seed, "degree_ordered_sweeps")
         floor = one_block_triangle_epsilon(1.0, fitted.config["released_mean_degree"])
