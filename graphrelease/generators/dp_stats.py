@@ -21,8 +21,9 @@ neighbouring graphs differ in one undirected edge, the node set is public):
   triangles, or shift which edges survive everywhere down the order. The smooth weight changes by at most
   :math:`D/(M(M+1))` per triangle when its largest degree :math:`M` moves by one, which is what keeps the sum bounded.
   ``D`` is chosen by post-processing: a first small release at a low cap fixes the scale, then ``D`` minimises a
-  modelled bias^2 + noise variance (two-stage, sequential composition). Opt-in, ``weight="median"`` reads the
-  triangle's median degree instead of its largest, with the same bound (structure log item 41).
+  modelled bias^2 + noise variance (two-stage, sequential composition). ``weight="median"`` reads the triangle's
+  median degree instead of its largest, with the same bound (structure log item 41); ``dp_bter``'s default since
+  session 32 (log item 42).
 * :func:`release_component_count` — the number of connected components (L1 sensitivity 1: one edge joins at most
   two components or splits one into at most two).
 
@@ -200,9 +201,10 @@ def median_vertex_triangles(graph: Graph) -> np.ndarray:
     return np.asarray((low.T @ low).multiply(low).sum(axis=1), dtype=np.float64).ravel()
 
 
-#: What a triangle's weight :math:`\min(1, D/M_t)` under the cap reads: its largest degree (the shipped count) or its
-#: median degree (structure log item 41: the same sensitivity bound, :func:`capped_triangle_count`; far less of the
-#: count cut where hubs close triangles with low-degree nodes).
+#: What a triangle's weight :math:`\min(1, D/M_t)` under the cap reads: its largest degree (the count before session
+#: 32, and the profile's) or its median degree (structure log item 41: the same sensitivity bound,
+#: :func:`capped_triangle_count`; far less of the count cut where hubs close triangles with low-degree nodes;
+#: ``dp_bter``'s default since log item 42).
 TRIANGLE_WEIGHTS = ("largest", "median")
 
 
