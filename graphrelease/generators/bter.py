@@ -122,6 +122,7 @@ from graphrelease.generators.classical_common import (
     round_preserving_sum,
     charge_laplace,
     graph_from_keys,
+    key_degrees,
     keys_to_edges,
     norm_sub,
     sample_block_edges,
@@ -498,7 +499,7 @@ class FittedBTER(ReleasedParams):
         inner = trim_to_degrees(n, sample_affinity_edges(n, order, starts, rho, rng), np.ceil(degrees), rng)
         # The excess is what each node's released degree leaves after its realised affinity edges, so the phase-2
         # volumes add up to the edges left (no node over budget: trimmed above).
-        realised = np.bincount(inner // n, minlength=n) + np.bincount(inner % n, minlength=n)
+        realised = key_degrees(inner, n)
         excess = np.maximum(degrees - realised, 0.0)
         total = max(int(counts.sum()) - inner.size, 0)
         # The fit is seeded with the whole released cells, the affinity edges' share of the diagonal included, so the
@@ -535,7 +536,7 @@ class FittedBTER(ReleasedParams):
         # below their excess degree: reweight by target / realised once and redraw (post-processing).
         # Only shortfalls beyond Poisson noise (2 standard deviations) at nodes expecting >= 10 edges count as
         # saturation: boosting every low-degree node that drew a few edges less would move mass away from the hubs.
-        got = np.bincount(outer // n, minlength=n) + np.bincount(outer % n, minlength=n)
+        got = key_degrees(outer, n)
         short = ((excess - got) > 2.0 * np.sqrt(excess + 1.0)) & (excess >= 10.0)
         boost = np.where(short, np.clip(excess / np.maximum(got, 0.5), 1.0, 4.0), 1.0)
         if short.any() and not exact:  # from stubs the weights only steer the fallback draws
@@ -545,7 +546,7 @@ class FittedBTER(ReleasedParams):
         if missing > 0:
             # Block pairs the sampler could not fill (saturated hubs, full cells): place the missing edges among the
             # nodes still short of their degree, one block, so the released edge count is kept.
-            got = np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n)
+            got = key_degrees(keys, n)
             deficit = np.maximum(degrees - got, 0.0)
             if deficit.sum() > 0:
                 # (between the two sides under repulsion)
@@ -918,7 +919,7 @@ class FittedBTER(ReleasedParams):
             hub_keys, hub_inner, hub_got, hub_sum = steer(((1.0, True),))
 
             def wedges(drawn: np.ndarray) -> float:
-                d = (np.bincount(drawn // n, minlength=n) + np.bincount(drawn % n, minlength=n)).astype(np.float64)
+                d = key_degrees(drawn, n).astype(np.float64)
                 return float(np.sum(d * (d - 1.0)) / 2.0)
 
             if keep_hubs_apart((got, s_got, wedges(keys)), (hub_got, hub_sum, wedges(hub_keys)), target, float(csum)):

@@ -173,6 +173,12 @@ def keys_to_edges(keys: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), dtype=np.int64)
 
 
+def key_degrees(keys: np.ndarray, n: int) -> np.ndarray:
+    """Each node's degree in the edges given as pair keys ``lo * n + hi`` (int64 counts)."""
+    keys = np.asarray(keys, dtype=np.int64)
+    return np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n)
+
+
 def in_sorted(keys: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
     if sorted_ref.size == 0 or keys.size == 0:
         return np.zeros(keys.shape, dtype=bool)
@@ -328,7 +334,7 @@ def sample_block_edges(n: int, block_of: np.ndarray, weights: np.ndarray, pair_r
             # count is still met (a 3,000-node 4-regular pairing spun to max_rounds one edge short).
             left = None
         if left is not None:
-            left = np.maximum(left - np.bincount(k // n, minlength=n) - np.bincount(k % n, minlength=n), 0)
+            left = np.maximum(left - key_degrees(k, n), 0)
         keys = np.sort(np.concatenate([keys, k]))
     short = np.nonzero((target > have) & (cap[keep] <= _ENUMERATE_PAIRS_UP_TO))[0]
     if short.size:
