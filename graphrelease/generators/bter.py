@@ -963,10 +963,10 @@ class DPBTER(GraphGenerator):
     sum's per-edge cap, sensitivity cap + 2: ``"auto"``, the default, the largest of 1, 2, 3, 5 that the public node
     count and the share keep precise, :func:`~graphrelease.generators.local_clustering.clustering_cap`; or a number
     >= 1, e.g. 1 for the cap of releases before session 13: ``reports/clustering_cap.md``), ``triangle_weight``
-    (how the capped triangle count weights a triangle: ``"median"``, the default, by its median degree, or
-    ``"largest"``, by its largest, the releases before session 32 and the one the profile needs; both have
-    sensitivity 2D: :func:`~graphrelease.generators.dp_stats.capped_triangle_count`), ``seed`` (reproducibility
-    tests only: the certificate then says ``guarantee: none``).
+    (how the capped triangle count weights a triangle: ``"median"``, by its median degree, the default, or
+    ``"largest"``, by its largest, the releases before session 32 and the default with ``clustering_profile=True``;
+    both have sensitivity 2D: :func:`~graphrelease.generators.dp_stats.capped_triangle_count`), ``seed``
+    (reproducibility tests only: the certificate then says ``guarantee: none``).
 
     >>> from graphrelease.privacy.budget import Budget
     >>> import numpy as np

@@ -23,7 +23,7 @@ neighbouring graphs differ in one undirected edge, the node set is public):
   ``D`` is chosen by post-processing: a first small release at a low cap fixes the scale, then ``D`` minimises a
   modelled bias^2 + noise variance (two-stage, sequential composition). ``weight="median"`` reads the triangle's
   median degree instead of its largest, with the same bound (structure log item 41); ``dp_bter``'s default since
-  session 32 (log item 42).
+  session 32 except under its per-degree profile (log item 42).
 * :func:`release_component_count` — the number of connected components (L1 sensitivity 1: one edge joins at most
   two components or splits one into at most two).
 

@@ -176,7 +176,7 @@ def test_one_block_triangle_epsilon_is_the_counts_epsilon_where_the_sweeps_start
 
 
 def test_under_the_sweeps_the_triangle_count_is_topped_up_towards_its_one_block_precision(monkeypatch):
-    """The held-out-like e-mail proxy at epsilon 1 (980 nodes, mean degree about 28): the sweeps run, so the count's
+    """The held-out-like e-mail proxy at epsilon 1 (980 nodes, mean degree about 30): the sweeps run, so the count's
     base share is 0.08, where with one block it would have had about 0.33 of epsilon. The top-up takes more of the
     partition's surplus than without the floor (measured: 0.136 / 0.094 of epsilon for 0.051 / 0.032 without it),
     never more than the one-block count's stage 2 (or what the relative target alone asked), and the partition pays

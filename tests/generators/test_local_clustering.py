@@ -485,7 +485,7 @@ def test_dp_bter_rewires_a_dense_core_towards_its_triangle_count(data_dir):
     count weights its triangles by their median degree (released 26,250-31,580 in 8 seeded fits for the ball's
     29,789, where the largest-degree weights released 14,423-29,827): transitivity +0.00 / +0.19 / +0.20, average
     clustering -0.24 / -0.15 / -0.17, wedges 0.90 / 0.96 / 0.96 (the first fit's draw the lowest of the 8: the others
-    0.94-0.96, -0.11 to -0.16; structure log item 42). ~8 s."""
+    0.94-0.96, -0.11 to -0.17; structure log item 42). ~8 s."""
     ball = _chameleon_hub_ball(data_dir)
     g0 = ball.to_igraph()
     trans0, avg0 = g0.transitivity_undirected(), g0.transitivity_avglocal_undirected(mode="zero")
