@@ -13,7 +13,8 @@ epsilon 4 on the core-periphery graph, 19-27% low in the median at 1):
   it. Its clustering sum
   was met, so the bipartite pass of item 38 never ran. ``bter.HUBS_APART_PASS``: where the swaps leave the count far
   over, a pass whose phase 2 joins each block's hubs to the rest only competes, kept only if nearer the count, no
-  farther from the clustering sum and with no fewer wedges (the hubs keep their degrees).
+  farther from the clustering sum (beyond one Laplace scale of it, since item 42) and with no fewer wedges (the hubs
+  keep their degrees).
 
 Arms, on the same fit and draw seeds (every arm's certificate states the same mechanisms: the sampler is
 post-processing of released values):
@@ -102,8 +103,10 @@ def run(graphs: list[str], epsilons: list[float], seeds: int) -> dict:
 def render(result: dict, epsilons: list[float], seeds: int) -> str:
     lines = ["# `dp_bter` on near-cliques and on a dense core: the groups' edge cap and the hubs-apart pass", "",
              "Regenerate: `OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_cliques_cores.py` "
-             f"({seeds} seeded fits per cell, medians; arms, graphs and metrics in the script's docstring). Structure "
-             "log item 40 (`benchmarks/notes/structure_fidelity_log.md`) reads these tables.", "",
+             f"({seeds} seeded fits per cell, medians; arms, graphs and metrics in the script's docstring; the "
+             "largest-degree triangle weights, `bench_bipartite.TRIANGLE_WEIGHT`). Structure log items 40 and 42 "
+             "(`benchmarks/notes/structure_fidelity_log.md`) read these tables; item 42 re-ran them after the "
+             "hubs-apart keep rule's noise allowance.", "",
              "## The inputs", ""] + input_table(result["inputs"])
     lines += ["", "## Before / cap / shipped", "",
               "Transitivity and average clustering: relative error where the input's is positive, else the release's "

@@ -161,6 +161,26 @@ def run_cell(graph: Graph, orig: dict, generator: str, eps: float) -> dict:
     return res
 
 
+#: Each dataset's input statistics go to their own file, so runs of different datasets into one cache (two processes,
+#: one per core) do not overwrite each other's (one shared file did, in session 32).
+INPUTS_SUFFIX = "__inputs.json.txt"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def read_inputs(cache: Path) -> dict:
+    """Input statistics per dataset: the per-dataset files, over the single ``inputs.json.txt`` of older caches."""
+    legacy = cache / "inputs.json.txt"
+    inputs = json.loads(legacy.read_text()) if legacy.exists() else {}
+    for path in sorted(cache.glob(f"*{INPUTS_SUFFIX}")):
+        inputs[path.name[: -len(INPUTS_SUFFIX)]] = json.loads(path.read_text())
+    return inputs
+
+
 def _json_default(o):
     if isinstance(o, np.integer):
         return int(o)
@@ -266,8 +286,6 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    inputs_path = cache / "inputs.json.txt"
-    inputs = json.loads(inputs_path.read_text()) if inputs_path.exists() else {}
     if not args.render_only:
         for dname in args.datasets.split(","):
             graph = load_dataset(dname, permute=not args.no_permute)
@@ -280,12 +298,14 @@ def main(argv: list[str] | None = None) -> None:
                             continue
                         if orig is None:
                             orig = statistics(graph)
-                            inputs[dname] = {k: v for k, v in orig.items() if not k.startswith("_")}
-                            inputs[dname]["nodes"] = graph.num_nodes
-                            inputs_path.write_text(json.dumps(inputs, default=_json_default, indent=1))
+                            summary = {k: v for k, v in orig.items() if not k.startswith("_")}
+                            summary["nodes"] = graph.num_nodes
+                            _write_atomic(cache / f"{dname}{INPUTS_SUFFIX}",
+                                          json.dumps(summary, default=_json_default, indent=1))
                         res = run_cell(graph, orig, gname, eps)
                         res.update(dataset=dname, generator=gname, epsilon=eps, run=run)
-                        path.write_text(json.dumps(res, default=_json_default, indent=1))
+                        # Atomic: a cell file that exists is never run again, so a half-written one would stay.
+                        _write_atomic(path, json.dumps(res, default=_json_default, indent=1))
                         print(f"[{dname}] {gname} eps={eps:g} run {run}: fit {res['fit_cpu_s']:.1f}s "
                               f"tri_re={res['triangles_re']:.3f} gc_re={res['global_clustering_re']:.3f} "
                               f"ac_re={res['avg_clustering_re']:.3f} nmi={res['louvain_nmi']:.3f} "
@@ -296,7 +316,7 @@ def main(argv: list[str] | None = None) -> None:
                                           if a != "--render-only"))
     notes = Path(args.notes_file).read_text() if args.notes_file else ""
     appendix = Path(args.appendix_file).read_text() if args.appendix_file else ""
-    Path(args.report).write_text(render(cache, command.strip(), inputs, notes, appendix))
+    Path(args.report).write_text(render(cache, command.strip(), read_inputs(cache), notes, appendix))
     print(f"wrote {args.report}")
 
 
