@@ -172,6 +172,12 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _write_inputs(cache: Path, dataset: str, graph: Graph, orig: dict) -> None:
+    summary = {k: v for k, v in orig.items() if not k.startswith("_")}
+    summary["nodes"] = graph.num_nodes
+    _write_atomic(cache / f"{dataset}{INPUTS_SUFFIX}", json.dumps(summary, default=_json_default, indent=1))
+
+
 def read_inputs(cache: Path) -> dict:
     """Input statistics per dataset: the per-dataset files, over the single ``inputs.json.txt`` of older caches."""
     legacy = cache / "inputs.json.txt"
@@ -298,10 +304,7 @@ def main(argv: list[str] | None = None) -> None:
                             continue
                         if orig is None:
                             orig = statistics(graph)
-                            summary = {k: v for k, v in orig.items() if not k.startswith("_")}
-                            summary["nodes"] = graph.num_nodes
-                            _write_atomic(cache / f"{dname}{INPUTS_SUFFIX}",
-                                          json.dumps(summary, default=_json_default, indent=1))
+                            _write_inputs(cache, dname, graph, orig)
                         res = run_cell(graph, orig, gname, eps)
                         res.update(dataset=dname, generator=gname, epsilon=eps, run=run)
                         # Atomic: a cell file that exists is never run again, so a half-written one would stay.
@@ -311,6 +314,9 @@ def main(argv: list[str] | None = None) -> None:
                               f"ac_re={res['avg_clustering_re']:.3f} nmi={res['louvain_nmi']:.3f} "
                               f"mod_re={res['modularity_re']:.3f} kl={res['degree_kl']:.3f} "
                               f"lcc={res['lcc_share']:.3f}", flush=True)
+            if orig is None and dname not in read_inputs(cache):
+                # Every cell cached but the inputs lost (an older cache's shared file overwritten): measure them again.
+                _write_inputs(cache, dname, graph, statistics(graph))
     command = args.command or ("OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_structure.py "
                                + " ".join(a for a in (argv if argv is not None else sys.argv[1:])
                                           if a != "--render-only"))

@@ -921,8 +921,8 @@ class FittedBTER(ReleasedParams):
         # periphery to itself (566-603 edges for none); its draws held 16.5k-18.2k triangles before their closures for
         # 5.5k released, and the swaps left 8.7k-9.2k. Its clustering sum was met, so the sided pass above never ran.
         # Where the swaps leave the count that far over, a pass with phase 2 between each block's hubs and the rest
-        # competes, kept only where it is better on the count and no worse on the sum and the hubs' degrees
-        # (keep_hubs_apart; structure log item 40).
+        # competes, kept only where it is better on the count and no worse on the sum (beyond the sum's noise) and the
+        # hubs' degrees (keep_hubs_apart; structure log items 40 and 42).
         if (HUBS_APART_PASS and closing
                 and got - target > _slack(target, REWIRE_TOLERANCE, REWIRE_NOISE, t_noise)):
             hub_keys, hub_inner, hub_got, hub_sum = steer(((1.0, True),))

@@ -62,7 +62,8 @@ def test_hubs_apart_draw_is_kept_only_where_it_is_no_worse_on_the_sum_and_the_we
     # draw far nearer the count, 31.6 farther from a sum of Laplace scale 59.7, is kept with the scale, not without.
     core = ((9667, 454.2, 395_774), (7052, 422.6, 419_329), 5397, 546.1)
     assert keep_hubs_apart(*core, 59.7) and not keep_hubs_apart(*core) and not keep_hubs_apart(*core, 31.0)
-    # The hub ball at epsilon 1: within the sum's scale (40.8 farther for 53.2) but short of the kept draw's wedges.
+    # The hub ball at epsilon 1 (largest weights): within the sum's scale (40.8 farther for 53.2) but short of the
+    # kept draw's wedges.
     assert not keep_hubs_apart((28489, 273.5, 1_251_716), (24213, 232.7, 1_179_377), 18571, 288.1, 53.2)
     # ... and the windmill's lost sum is far beyond any scale of it.
     assert not keep_hubs_apart((607, 300, 180_000), (103, 17, 180_000), 100, 581, 40.0)
