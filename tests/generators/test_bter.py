@@ -53,6 +53,9 @@ from tests.generators.classical_helpers import (
     union_of_collection,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from proxies import proxy_graph  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def cora(data_dir):
@@ -184,9 +187,6 @@ def test_under_the_sweeps_the_triangle_count_is_topped_up_towards_its_one_block_
     graph under the largest-degree weights; under the median ones its stage 1 is precise enough that nothing is
     topped up: structure log item 42.)"""
     import graphrelease.generators.bter as bter
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from proxies import proxy_graph
 
     g = proxy_graph("email0")
     for seed in (0, 1):
@@ -913,9 +913,6 @@ def test_closures_that_overshoot_the_triangles_flatten_the_groups_on_a_graph_of_
     """Co-authorship proxy (cliques of 2-6 authors) at epsilon 4: the released triangle count is within 1%, and the
     sampler used to meet the clustering sum with 13-15% too many triangles (closures there add triangles faster than
     clustering), so transitivity got worse from epsilon 1 to 4. Flattening the groups instead meets both."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from proxies import proxy_graph
-
     g = proxy_graph("collab0")
     truth = triangle_count(g)
     ratios = []
@@ -931,9 +928,6 @@ def test_a_secant_step_never_points_away_from_the_triangle_count():
     times the released count (draws at 1.305 and 1.313 of the input's triangles for 0.99 and 0.66 of it wanted); the
     kept draws then missed the input's triangles by 0.17-0.31 on three of four seeded fits (0.00-0.05 with the
     guard)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from proxies import proxy_graph
-
     g = proxy_graph("email1")
     truth = triangle_count(g)
     errors = []
@@ -948,8 +942,6 @@ def test_closures_chasing_a_noisy_clustering_sum_do_not_move_the_edges_to_the_hu
     seeded fits the draws closed 1-2 wedges per edge chasing it. A closure's ends are mostly hubs (the friendship
     paradox), so the hubs took the edges: wedge count 1.42-1.94x the input's, Louvain modularity RE 0.47-0.54. With at
     most MAX_CLOSURES_PER_EDGE per edge: 1.05-1.17x."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from proxies import proxy_graph
 
     def wedges(graph):
         d = graph.degrees().astype(np.float64)
